@@ -1,0 +1,2 @@
+"""Camera calibration, card registration (layout files from a photo of a blank printed card),
+colour profiles and printable companion cards."""

@@ -1,0 +1,1 @@
+"""Handlers of the ``doomcompanion`` commands, one module per area (see ``companion.cli``)."""

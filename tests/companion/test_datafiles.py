@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from companion.datafiles import json_path, load_validated, read_json, validate
+from companion.errors import BadInput, DataFileError
+
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "candles"],
+    "properties": {
+        "name": {"type": "string"},
+        "candles": {"type": "array", "items": {
+            "type": "object", "required": ["number"],
+            "properties": {"number": {"type": "integer", "minimum": 1, "maximum": 6}}}},
+    },
+}
+
+
+@pytest.mark.parametrize(("parts", "expected"), [
+    ([], "$"), (["candles", 3, "center"], "$.candles[3].center"), ([0], "$[0]"),
+])
+def test_json_path(parts, expected):
+    assert json_path(parts) == expected
+
+
+def test_a_valid_document_passes():
+    validate({"name": "A", "candles": [{"number": 3}]}, SCHEMA, source="a.json")
+
+
+@pytest.mark.parametrize(("doc", "path", "rule"), [
+    ({"name": "A"}, "$", "'candles' is a required property"),
+    ({"name": "A", "candles": [{"number": 3}, {"number": 9}]}, "$.candles[1].number",
+     "9 is greater than the maximum of 6"),
+    ({"name": 5, "candles": []}, "$.name", "5 is not of type 'string'"),
+])
+def test_errors_name_file_path_and_rule(doc, path, rule):
+    with pytest.raises(DataFileError) as exc:
+        validate(doc, SCHEMA, source="layouts/A.json")
+    assert exc.value.file == "layouts/A.json"
+    assert exc.value.json_path == path
+    assert exc.value.rule == rule
+    assert str(exc.value) == f"layouts/A.json: at {path}: {rule}"
+
+
+def test_malformed_json_names_line_and_column(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "A",\n "candles": [}\n')
+    with pytest.raises(DataFileError, match=r"bad.json: at line 2 column 14: not valid JSON"):
+        read_json(bad)
+
+
+def test_missing_file_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="no such file"):
+        load_validated(tmp_path / "nope.json", SCHEMA)
+
+
+def test_load_validated_reads_a_schema_file(tmp_path):
+    import json
+    schema = tmp_path / "s.schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    doc = tmp_path / "d.json"
+    doc.write_text(json.dumps({"name": "B", "candles": []}))
+    assert load_validated(doc, schema)["name"] == "B"

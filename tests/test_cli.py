@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from companion.cli import build_parser, int_list, main
+
+
+def test_python_dash_m_companion_prints_help():
+    out = subprocess.run([sys.executable, "-m", "companion", "--help"], capture_output=True,
+                         text=True, check=True)
+    assert "doomcompanion" in out.stdout
+    for command in ("serve", "dice", "sigil", "layouts", "score", "cat", "machine", "eval",
+                    "bench", "render", "cards"):
+        assert command in out.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["dice", "a.jpg", "--json"],
+    ["sigil", "a.jpg", "--layout", "A"],
+    ["score", "s.json", "--goals", "1,2,3", "--familiar", "F03", "--json"],
+    ["cat", "simulate", "--games", "10", "--goals", "1,2,3", "--policy", "greedy", "--seed", "1"],
+    ["machine", "simulate", "--games", "10", "--policy", "random", "--seed", "1", "--hard"],
+    ["eval", "dice", "DIR", "--json"], ["bench", "sigil", "DIR"],
+    ["render", "dice", "OUT", "--count", "3", "--seed", "4"],
+    ["cards", "print", "--layout", "A", "--out", "card.pdf"],
+    ["cards", "register", "p.jpg", "--layout", "l.json", "--name", "mine"],
+    ["serve"], ["layouts", "--json"],
+])
+def test_every_command_of_the_design_parses(argv):
+    args = build_parser().parse_args(argv)
+    assert ":" in args.handler
+
+
+@pytest.mark.parametrize("argv", [
+    ["cat", "simulate", "--games", "0", "--goals", "1"],
+    ["score", "s.json", "--goals", "one"],
+    ["sigil", "a.jpg"],
+    ["nonsense"],
+])
+def test_bad_arguments_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_int_list():
+    assert int_list("1, 2,3") == [1, 2, 3]
