@@ -124,8 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = sub.add_parser("render", help="synthetic labelled scenes").add_subparsers(
         dest="render_command", metavar="KIND", required=True)
-    for kind in ("dice", "sigil"):
-        p = _leaf(render, kind, f"companion.commands.{kind}:render",
+    for kind, handler in (("dice", "companion.commands.dice:render"),
+                          ("sigil", "companion.commands.cards:render_sigil")):
+        p = _leaf(render, kind, handler,
                   f"write synthetic labelled {kind} photos and a labels.json")
         p.add_argument("out", metavar="OUT")
         p.add_argument("--count", type=positive_int, default=100)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import pytest
+
+from companion.errors import DataFileError
+from vision.readings import DiceReading, Die, SigilState, TopBox
+
+GOOD = {"layout": "A", "lines": [[0, 5], [2, 9]], "crossed": [3, 7],
+        "top": [{"value": 4, "circled": False}, {"value": 4, "circled": True},
+                None, None, None, None, None],
+        "unknown": []}
+
+
+def test_sigil_state_round_trip():
+    state = SigilState.from_json(GOOD)
+    assert state.to_json() == GOOD
+    assert state.used == (0, 2, 5, 9)
+    assert state.top[1] == TopBox(4, True)
+
+
+def test_sigil_state_is_canonical_whatever_the_order():
+    state = SigilState.of("B", lines=[(9, 2), (5, 0)], crossed=[7, 3],
+                          unknown=["top 5", "line 2-9"])
+    assert state.lines == ((0, 5), (2, 9))
+    assert state.crossed == (3, 7)
+    assert state.unknown == ("line 2-9", "top 5")
+    assert SigilState("B", lines=((9, 2), (5, 0))) == SigilState.of("B", [(0, 5), (2, 9)])
+
+
+@pytest.mark.parametrize(("change", "path", "rule"), [
+    ({"lines": [[0, 12]]}, "$.lines[0]", "candle 12 is out of range 0-11"),
+    ({"lines": [[0, 5], [5, 0]]}, "$.lines[1]", "line 0-5 is listed twice"),
+    ({"lines": [[3, 3]]}, "$.lines[0]", "a line joins two different candles, got 3-3"),
+    ({"lines": [[1, 2, 3]]}, "$.lines[0]", "a line is a pair of candle indices, got [1, 2, 3]"),
+    ({"crossed": [3, 3]}, "$.crossed", "a candle is listed twice (it is crossed once)"),
+    ({"crossed": [-1]}, "$.crossed[0]", "expected a candle index 0-11, got -1"),
+    ({"top": [None] * 6}, "$.top", "expected a list of 7 top boxes"),
+    ({"top": [{"value": 7}] + [None] * 6}, "$.top[0]",
+     'expected null or {"value": 1-6, "circled": true/false}'),
+    ({"unknown": ["the cat"]}, "$.unknown[0]",
+     "expected \"line a-b\", \"candle c\" or \"top k\", got 'the cat'"),
+    ({"unknown": ["top 7"]}, "$.unknown[0]", "'top 7' is out of range"),
+    ({"layout": ""}, "$.layout", "expected the layout name (a non-empty string)"),
+])
+def test_sigil_state_refuses_malformed_documents(change, path, rule):
+    with pytest.raises(DataFileError) as exc:
+        SigilState.from_json({**GOOD, **change}, source="s.json")
+    assert (exc.value.file, exc.value.json_path, exc.value.rule) == ("s.json", path, rule)
+
+
+def test_die_contract():
+    die = Die(5, "black", (412, 130, 470, 188), 0.99)
+    assert die.to_json() == {"value": 5, "color": "black", "bbox": [412, 130, 470, 188],
+                             "confidence": 0.99, "state": "flat"}
+    assert die.center == (441.0, 159.0)
+    reading = DiceReading((die, Die(None, "yellow", (0, 0, 9, 9), 0.4, "cocked")))
+    assert DiceReading.from_json(reading.to_json()) == reading
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"value": None, "state": "flat"},
+    {"value": 7, "state": "flat"},
+    {"value": 3, "state": "cocked"},
+    {"value": None, "state": "tilted"},
+    {"value": 3, "bbox": (10, 0, 5, 5)},
+    {"value": 3, "confidence": 1.5},
+])
+def test_die_refuses_a_guess_or_a_malformed_value(kwargs):
+    base = {"color": "white", "bbox": (0, 0, 5, 5), "confidence": 0.5}
+    with pytest.raises(ValueError):
+        Die(**{**base, **kwargs})
+
+
+def test_dice_reading_from_json_names_the_bad_die():
+    with pytest.raises(DataFileError, match=r"at \$\.dice\[1\]"):
+        DiceReading.from_json({"dice": [{"value": 1, "bbox": [0, 0, 1, 1]},
+                                        {"value": 9, "bbox": [0, 0, 1, 1]}]}, source="r.json")
