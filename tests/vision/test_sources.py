@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -99,7 +100,7 @@ def test_empty_folder_is_bad_input(tmp_path):
 def test_corrupt_video_file_is_bad_input_naming_the_file(tmp_path, content):
     path = tmp_path / "broken.mp4"
     path.write_bytes(content)
-    with pytest.raises(BadInput, match="broken.mp4: not a video"):
+    with pytest.raises(BadInput, match=r"broken\.mp4: not a video"):
         open_source(str(path))
 
 
@@ -155,7 +156,7 @@ def test_looping_file_restarts_with_time_going_forward(tmp_path):
     assert [f.index for f in frames] == [0, 1, 2, 3, 4] * 2 + [0, 1, 2]
     assert [f.loop for f in frames] == [0] * 5 + [1] * 5 + [2] * 3
     times = [f.t for f in frames]
-    assert all(b > a for a, b in zip(times, times[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(times))
 
 
 # ---------------------------------------------------------------- folders
