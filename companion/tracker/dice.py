@@ -1,0 +1,412 @@
+"""Roll tracking over frames: per-frame dice readings in, settled roll events out.
+
+Pure logic: no threads, no clock, no I/O. Feed it every frame's
+:class:`vision.readings.DiceReading` with the frame time; it returns the events that frame
+settled::
+
+    tracker = DiceTracker(DiceTrackerConfig(vote_frames=5))
+    for frame in frames:
+        for event in tracker.update(read_dice(frame.image), frame.t, hand=False):
+            print(event.text)          # "roll settled: 3 5 5"
+    tracker.dice()                     # the dice now in view, with their state, for the page
+
+Per-die states (:attr:`TrackedDie.state`), as smart dice show them:
+
+- ``"rolling"``: the die moved in the last frames, or its readings have not agreed yet;
+- ``"settled"``: still for ``vote_frames`` frames and one reading has at least ``vote_share`` of
+  those frames (or still for ``undecided_frames`` without agreement: settled as ``unreadable``,
+  value ``None``: the tracker never guesses);
+- ``"handling"``: a hand is in view (``hand=True``), or the die vanished from view (picked up);
+- ``"nudged"``: a settled, reported die now shows another face without having been rolled.
+
+Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view, no die is
+missing and every die in view is settled, and only for what changed since the last event:
+
+- the first dice to settle on an empty table, or all dice rolled again: :class:`RollSettled`,
+  once per roll;
+- some dice picked up (or rolled on the table) and rolled again while others stayed untouched:
+  :class:`RerollSettled` naming the re-rolled dice and the ones they replaced;
+- a settled die turned onto another face in place, or picked up and set down on another face
+  without tumbling (Doom Machine's +/-1 slot): :class:`DieNudged`;
+- a die moved by hand to another place with the same face: no event (the table is updated).
+
+A die counts as rolled when it was seen moving (or its readings flickered) before it settled;
+a die that appears already still is taken as set down by hand. Three dice or more of one value in
+an event are listed in ``triples`` (Doom Cat: a rolled triple is wild for all players). A die
+whose vote is ``None`` (cocked, or unreadable) is named in ``needs_player``.
+
+Convention: boxes are ``[x0, y0, x1, y1]`` in pixels, origin top-left; distances are measured
+between box centres in units of the die's size (mean box side), so thresholds do not depend on
+the camera's resolution. Frame times ``t`` are seconds and must not decrease.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.tracker.events import (
+    DieNudged,
+    RerollSettled,
+    RollSettled,
+    SettledDie,
+    TrackerEvent,
+)
+from vision.readings import DiceReading, Die
+
+__all__ = ["DiceTracker", "DiceTrackerConfig", "TrackedDie"]
+
+_Key = tuple[int | None, str]  # (value, reader state)
+
+
+@dataclass(frozen=True)
+class DiceTrackerConfig:
+    """Every threshold of the dice tracker.
+
+    Parameters
+    ----------
+    vote_frames : int
+        Frames a die must be still, and the size of the vote over its readings.
+    vote_share : float
+        Share of those frames one reading (a value, or cocked / unreadable) must reach.
+    undecided_frames : int
+        A die still this long whose readings never agree settles as ``unreadable`` (no guess).
+    still_tolerance : float
+        Largest centre movement (die sizes) from where it came to rest for a die to be still.
+    match_distance : float
+        Largest centre distance (die sizes) between a die's last place (or the place its last
+        step predicts) and a detection for the detection to be the same die in the next frame.
+    color_penalty : float
+        Added to the matching distance (die sizes) when the colours differ.
+    nudge_distance : float
+        A reported die found this close (die sizes) to where it settled, on another face, without
+        having tumbled, is nudged rather than re-rolled.
+    max_missed : int
+        Frames a die may be missed by the reader before it counts as gone (picked up).
+    min_confidence : float
+        Detections below this confidence are ignored.
+    """
+
+    vote_frames: int = 5
+    vote_share: float = 0.7
+    undecided_frames: int = 12
+    still_tolerance: float = 0.25
+    match_distance: float = 2.0
+    color_penalty: float = 0.5
+    nudge_distance: float = 1.0
+    max_missed: int = 3
+    min_confidence: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.vote_frames < 1:
+            raise ValueError(f"vote_frames must be 1 or more, got {self.vote_frames}")
+        if not 0.5 <= self.vote_share <= 1.0:
+            raise ValueError(f"vote_share must lie in [0.5, 1], got {self.vote_share}")
+        if self.undecided_frames < self.vote_frames:
+            raise ValueError("undecided_frames must be at least vote_frames")
+        for name in ("still_tolerance", "match_distance", "nudge_distance"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.color_penalty < 0 or self.max_missed < 0:
+            raise ValueError("color_penalty and max_missed must not be negative")
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError(f"min_confidence must lie in [0, 1], got {self.min_confidence}")
+
+
+@dataclass(frozen=True)
+class TrackedDie:
+    """A die the tracker follows, as the page shows it. ``value`` is the settled vote (``None``
+    while rolling, or when it needs the player)."""
+
+    id: int
+    state: str  # rolling | settled | handling | nudged
+    value: int | None
+    reading: str  # flat | cocked | unreadable (of the vote, or of the last frame while rolling)
+    color: str
+    bbox: tuple[float, float, float, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "state": self.state, "value": self.value,
+                "reading": self.reading, "color": self.color,
+                "bbox": [round(float(v), 1) for v in self.bbox]}
+
+
+def _center(bbox: tuple[float, ...]) -> tuple[float, float]:
+    return ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0)
+
+
+def _size(bbox: tuple[float, ...]) -> float:
+    return max(1.0, ((bbox[2] - bbox[0]) + (bbox[3] - bbox[1])) / 2.0)
+
+
+def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+@dataclass
+class _Track:
+    id: int
+    bbox: tuple[float, float, float, float]
+    color_votes: deque[str]
+    anchor: tuple[float, float]
+    still: int = 1
+    keys: deque[_Key] = field(default_factory=deque)
+    missed: int = 0
+    tumbled: bool = False  # seen moving, or its readings flickering, since it last settled
+    last_key: _Key | None = None
+    reported: SettledDie | None = None  # as it was in the last event
+    reported_center: tuple[float, float] | None = None
+    previous: tuple[float, float] = (0.0, 0.0)  # centre in the frame before
+
+    def __post_init__(self) -> None:
+        self.previous = self.center
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return _center(self.bbox)
+
+    @property
+    def size(self) -> float:
+        return _size(self.bbox)
+
+    @property
+    def predicted(self) -> tuple[float, float]:
+        (x, y), (px, py) = self.center, self.previous
+        return (2 * x - px, 2 * y - py)
+
+    @property
+    def color(self) -> str:
+        counts = Counter(self.color_votes)
+        return max(sorted(counts), key=lambda c: counts[c])
+
+
+class DiceTracker:
+    """Follows dice across frames and emits settled-roll events (see the module notes)."""
+
+    def __init__(self, config: DiceTrackerConfig | None = None) -> None:
+        self.config = config or DiceTrackerConfig()
+        self._tracks: list[_Track] = []
+        self._vanished: list[_Track] = []  # reported dice gone since the last event
+        self._next_id = 1
+        self._t: float | None = None
+        self._hand = False
+
+    # ------------------------------------------------------------------ public
+    def update(self, reading: DiceReading, t: float, *, hand: bool = False,
+               ) -> list[TrackerEvent]:
+        """Take one frame's reading at frame time ``t`` (seconds); return the events it settled.
+
+        ``hand`` says a hand is in view (if the caller knows); dice vanishing from view count as
+        handling too. Raises ``ValueError`` when ``t`` goes back in time.
+        """
+        if not isinstance(reading, DiceReading):
+            raise TypeError(f"expected a DiceReading, got {type(reading).__name__}")
+        if not math.isfinite(t) or (self._t is not None and t < self._t):
+            raise ValueError(f"frame time must be finite and not decrease: {self._t} -> {t}")
+        self._t = t
+        self._hand = hand
+        detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence]
+        self._associate(detections)
+        if hand or any(tr.missed for tr in self._tracks):
+            return []
+        if not self._tracks or not all(self._settled(tr) is not None for tr in self._tracks):
+            return []
+        return self._emit(t)
+
+    def dice(self) -> tuple[TrackedDie, ...]:
+        """The dice in view (and those just picked up), left to right, with their state."""
+        out = []
+        for tr in sorted(self._tracks, key=lambda tr: (tr.center, tr.id)):
+            key = self._settled(tr)
+            if self._hand or tr.missed:
+                state = "handling"
+            elif key is None:
+                state = "rolling"
+            elif (tr.reported is not None and tr.reported_center is not None
+                  and key[0] != tr.reported.value
+                  and _dist(tr.center, tr.reported_center)
+                  <= self.config.nudge_distance * tr.size):
+                state = "nudged"
+            else:
+                state = "settled"
+            shown = key if key is not None else (None, tr.last_key[1] if tr.last_key else "flat")
+            out.append(TrackedDie(tr.id, state, shown[0], shown[1], tr.color, tr.bbox))
+        return tuple(out)
+
+    def reset(self) -> None:
+        """Forget every die (a new game)."""
+        self.__init__(self.config)  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ association
+    def _associate(self, detections: list[Die]) -> None:
+        cfg = self.config
+        pairs = []
+        for ti, tr in enumerate(self._tracks):
+            for di, det in enumerate(detections):
+                c = _center(det.bbox)
+                scale = max(tr.size, _size(det.bbox))
+                # Near its last place, or where its last step would take it (a rolling die).
+                cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
+                if det.color != tr.color:
+                    cost += cfg.color_penalty
+                if cost <= cfg.match_distance:
+                    # Ties broken by positions, never by list order: permuting the reader's
+                    # list of dice changes nothing.
+                    pairs.append((cost, tr.id, c[0], c[1], det.value or 0, ti, di))
+        pairs.sort(key=lambda p: p[:5])
+        used_t: set[int] = set()
+        used_d: set[int] = set()
+        for *_, ti, di in pairs:
+            if ti in used_t or di in used_d:
+                continue
+            used_t.add(ti)
+            used_d.add(di)
+            self._observe(self._tracks[ti], detections[di])
+        # Dice appearing while others roll (or while a rolling die was lost) are part of that
+        # roll; a die appearing on a quiet table was set down by hand.
+        busy = any((ti in used_t and self._settled(tr) is None)
+                   or (ti not in used_t and tr.reported is None)
+                   for ti, tr in enumerate(self._tracks))
+        kept = []
+        for ti, tr in enumerate(self._tracks):
+            if ti not in used_t:
+                tr.missed += 1
+                if tr.missed > cfg.max_missed:
+                    if tr.reported is not None:
+                        self._vanished.append(tr)
+                    continue
+            kept.append(tr)
+        fresh = sorted((detections[di] for di in range(len(detections)) if di not in used_d),
+                       key=lambda d: (_center(d.bbox), d.color, d.value or 0, d.state))
+        for det in fresh:
+            tr = _Track(id=self._next_id, bbox=det.bbox,
+                        color_votes=deque([det.color], maxlen=cfg.vote_frames),
+                        anchor=_center(det.bbox), tumbled=busy)
+            tr.keys = deque([(det.value, det.state)], maxlen=cfg.undecided_frames)
+            tr.last_key = (det.value, det.state)
+            self._next_id += 1
+            kept.append(tr)
+        self._tracks = kept
+
+    def _observe(self, tr: _Track, det: Die) -> None:
+        cfg = self.config
+        center = _center(det.bbox)
+        key = (det.value, det.state)
+        tr.missed = 0
+        tr.previous = tr.center
+        tr.bbox = det.bbox
+        tr.color_votes.append(det.color)
+        if _dist(center, tr.anchor) > cfg.still_tolerance * tr.size:
+            tr.anchor = center
+            tr.still = 1
+            tr.keys.clear()
+            tr.tumbled = True
+        else:
+            tr.still += 1
+            if tr.last_key is not None and key != tr.last_key and self._settled(tr) is None:
+                tr.tumbled = True
+        tr.keys.append(key)
+        tr.last_key = key
+
+    def _settled(self, tr: _Track) -> _Key | None:
+        """The die's voted reading when it is settled, else ``None``."""
+        cfg = self.config
+        if tr.missed or tr.still < cfg.vote_frames:
+            return None
+        recent = list(tr.keys)[-cfg.vote_frames:]
+        counts = Counter(recent)
+        best = max(sorted(counts, key=lambda k: (k[0] or 0, k[1])), key=lambda k: counts[k])
+        if counts[best] >= cfg.vote_share * len(recent):
+            return best
+        if tr.still >= cfg.undecided_frames:
+            return (None, "unreadable")
+        return None
+
+    # ------------------------------------------------------------------ events
+    def _as_settled(self, tr: _Track) -> SettledDie:
+        key = self._settled(tr)
+        assert key is not None
+        return SettledDie(tr.id, key[0], tr.color, key[1], tuple(tr.bbox))  # type: ignore[arg-type]
+
+    def _emit(self, t: float) -> list[TrackerEvent]:
+        cfg = self.config
+        now = {tr.id: self._as_settled(tr) for tr in self._tracks}
+        kept, rolled, placed, nudged = [], [], [], []
+        for tr in self._tracks:
+            die = now[tr.id]
+            if tr.reported is None:
+                (rolled if tr.tumbled else placed).append(tr)
+            elif (die.value, die.state) == (tr.reported.value, tr.reported.state):
+                kept.append(tr)
+            else:
+                assert tr.reported_center is not None
+                near = _dist(tr.center, tr.reported_center) <= cfg.nudge_distance * tr.size
+                (nudged if near or not tr.tumbled else rolled).append(tr)
+        if not rolled and not placed and not nudged:
+            # Dice taken away (maybe to be set down elsewhere): nothing to say yet.
+            self._report()
+            return []
+        events: list[TrackerEvent] = []
+        vanished = sorted(self._vanished, key=lambda tr: (tr.center, tr.id))
+        table_was_empty = not kept and not nudged and not vanished
+        if table_was_empty or (not kept and not nudged and rolled):
+            # A fresh table, or every die rolled again: a whole roll.
+            events.append(self._roll(t, [*rolled, *placed]))
+        else:
+            # Dice set down by hand: paired with vanished dice of the same colour (nearest
+            # first). Same face: moved, no event; another face: nudged; unpaired: rolled in.
+            free = list(vanished)
+            for tr in sorted(placed, key=lambda tr: (tr.center, tr.id)):
+                match = min((v for v in free if v.color == tr.color),
+                            key=lambda v: (_dist(v.center, tr.center), v.id), default=None)
+                if match is None:
+                    rolled.append(tr)
+                    continue
+                free.remove(match)
+                assert match.reported is not None
+                del now[tr.id]
+                tr.id = match.id  # the same die, set down again
+                now[tr.id] = self._as_settled(tr)
+                if now[tr.id].value != match.reported.value:
+                    events.append(DieNudged(t=t, die=now[tr.id], previous=match.reported.value))
+            for tr in sorted(nudged, key=lambda tr: (tr.center, tr.id)):
+                assert tr.reported is not None
+                events.append(DieNudged(t=t, die=now[tr.id], previous=tr.reported.value))
+            if rolled:
+                dice = self._ordered(now.values())
+                replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
+                                        key=lambda d: (_center(d.bbox), d.id)))
+                replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
+                events.append(RerollSettled(
+                    t=t, dice=dice, triples=self._triples(dice),
+                    needs_player=self._needs(dice),
+                    rerolled=tuple(sorted(tr.id for tr in rolled)), replaced=replaced))
+        self._report()
+        self._vanished.clear()
+        return events
+
+    def _roll(self, t: float, tracks: list[_Track]) -> RollSettled:
+        dice = self._ordered(self._as_settled(tr) for tr in tracks)
+        return RollSettled(t=t, dice=dice, triples=self._triples(dice),
+                           needs_player=self._needs(dice))
+
+    @staticmethod
+    def _ordered(dice: Any) -> tuple[SettledDie, ...]:
+        return tuple(sorted(dice, key=lambda d: (_center(d.bbox), d.id)))
+
+    @staticmethod
+    def _triples(dice: tuple[SettledDie, ...]) -> tuple[int, ...]:
+        counts = Counter(d.value for d in dice if d.value is not None)
+        return tuple(sorted(v for v, n in counts.items() if n >= 3))
+
+    @staticmethod
+    def _needs(dice: tuple[SettledDie, ...]) -> tuple[int, ...]:
+        return tuple(sorted(d.id for d in dice if d.value is None))
+
+    def _report(self) -> None:
+        for tr in self._tracks:
+            tr.reported = self._as_settled(tr)
+            tr.reported_center = tr.center
+            tr.tumbled = False

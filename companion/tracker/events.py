@@ -1,0 +1,269 @@
+"""Events the tracker emits: frozen dataclasses with ``to_json()`` and a one-line ``text``.
+
+Every event has ``t`` (the frame time, seconds, of the frame that settled it) and ``kind``
+(a stable string the web app and the game session switch on). ``to_json()`` gives
+``{"kind": ..., "t": ..., "text": ..., <fields>}``.
+
+Dice events (from :class:`companion.tracker.DiceTracker`):
+
+- :class:`RollSettled` ``"roll"`` -- "roll settled: 3 5 5": a whole roll came to rest.
+- :class:`RerollSettled` ``"reroll"`` -- "re-roll settled: 6 (was 1); dice now 2 3 6": a subset
+  of the dice was picked up and rolled again (Doom Machine's re-roll slot); the other dice kept.
+- :class:`DieNudged` ``"nudged"`` -- "die 2 nudged: 3 -> 4": a settled die turned onto another
+  face without a roll (knocked, or set by hand: Doom Machine's +/-1 slot).
+
+Sigil events (from :class:`companion.tracker.SigilTracker`), ``card`` is the caller's card id:
+
+- :class:`LineDrawn` ``"line"`` -- "new line 2-9 on card B1"
+- :class:`CandleCrossed` ``"crossed"`` -- "candle 7 crossed on card B1"
+- :class:`DigitWritten` ``"digit"`` -- "digit 4 written in top box 1 (circled) on card B1"
+  (top boxes are numbered 0-6 as in DESIGN.md's ``top k`` notation)
+- :class:`DigitCircled` ``"circled"`` -- "digit 4 circled in top box 1 on card B1"
+- :class:`Erased` ``"erased"`` -- "card B1 wiped" (``wiped``: the card is blank now) or
+  "erased line 2-9 on card B1".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "CandleCrossed", "DieNudged", "DigitCircled", "DigitWritten", "Erased", "LineDrawn",
+    "RerollSettled", "RollSettled", "SettledDie", "TrackerEvent",
+]
+
+
+@dataclass(frozen=True)
+class SettledDie:
+    """A die as the tracker settled it. ``value`` is ``None`` when it needs the player.
+
+    ``state`` is the reader's vocabulary: ``"flat"`` (read), ``"cocked"`` or ``"unreadable"``
+    (the vote never settled on a face). ``id`` is the tracker's id for that die (stable while the
+    die stays in view). Convention: ``bbox`` is ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+    """
+
+    id: int
+    value: int | None
+    color: str
+    state: str
+    bbox: tuple[float, float, float, float]
+
+    @property
+    def label(self) -> str:
+        return "?" if self.value is None else str(self.value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "value": self.value, "color": self.color, "state": self.state,
+                "bbox": [round(float(v), 1) for v in self.bbox]}
+
+
+@dataclass(frozen=True)
+class TrackerEvent:
+    """Base of every event."""
+
+    t: float
+    kind: ClassVar[str] = "event"
+
+    @property
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def _fields(self) -> dict[str, Any]:
+        return {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "t": round(float(self.t), 4), "text": self.text,
+                **self._fields()}
+
+
+def _values_text(dice: tuple[SettledDie, ...]) -> str:
+    known = sorted(d.value for d in dice if d.value is not None)
+    return " ".join([str(v) for v in known] + ["?"] * sum(d.value is None for d in dice))
+
+
+def _needs_text(dice: tuple[SettledDie, ...], needs: tuple[int, ...]) -> str:
+    if not needs:
+        return ""
+    parts = [f"die {d.id} ({d.color}) is {d.state}" for d in dice if d.id in needs]
+    return "; " + ", ".join(parts) + ": the player must say its value"
+
+
+@dataclass(frozen=True)
+class _DiceEvent(TrackerEvent):
+    dice: tuple[SettledDie, ...] = ()
+    triples: tuple[int, ...] = ()
+    needs_player: tuple[int, ...] = ()
+
+    @property
+    def values(self) -> tuple[int | None, ...]:
+        """Read values, sorted, then one ``None`` per die that needs the player."""
+        known = sorted(d.value for d in self.dice if d.value is not None)
+        return (*known, *([None] * sum(d.value is None for d in self.dice)))
+
+    def values_by_color(self) -> dict[str, list[int | None]]:
+        out: dict[str, list[int | None]] = {}
+        for d in sorted(self.dice, key=lambda d: (d.value is None, d.value or 0)):
+            out.setdefault(d.color, []).append(d.value)
+        return out
+
+    def _triples_text(self) -> str:
+        if not self.triples:
+            return ""
+        return " (triples: " + ", ".join(f"{v} {v} {v}" for v in self.triples) + ")"
+
+    def _fields(self) -> dict[str, Any]:
+        return {"values": list(self.values), "values_by_color": self.values_by_color(),
+                "dice": [d.to_json() for d in self.dice], "triples": list(self.triples),
+                "needs_player": list(self.needs_player)}
+
+
+@dataclass(frozen=True)
+class RollSettled(_DiceEvent):
+    """A whole roll came to rest: every die in view, voted over several frames."""
+
+    kind: ClassVar[str] = "roll"
+
+    @property
+    def text(self) -> str:
+        return (f"roll settled: {_values_text(self.dice)}{self._triples_text()}"
+                f"{_needs_text(self.dice, self.needs_player)}")
+
+
+@dataclass(frozen=True)
+class RerollSettled(_DiceEvent):
+    """Some dice were rolled again while the others stayed: ``rerolled`` names the new dice's
+    ids, ``replaced`` the dice they replaced (as they were last settled)."""
+
+    rerolled: tuple[int, ...] = ()
+    replaced: tuple[SettledDie, ...] = ()
+    kind: ClassVar[str] = "reroll"
+
+    @property
+    def text(self) -> str:
+        new = tuple(d for d in self.dice if d.id in self.rerolled)
+        was = f" (was {_values_text(self.replaced)})" if self.replaced else ""
+        return (f"re-roll settled: {_values_text(new)}{was}; dice now "
+                f"{_values_text(self.dice)}{self._triples_text()}"
+                f"{_needs_text(self.dice, self.needs_player)}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "rerolled": list(self.rerolled),
+                "replaced": [d.to_json() for d in self.replaced]}
+
+
+@dataclass(frozen=True)
+class DieNudged(TrackerEvent):
+    """A settled die turned onto another face without being rolled (``previous`` -> ``die``)."""
+
+    die: SettledDie | None = None
+    previous: int | None = None
+    kind: ClassVar[str] = "nudged"
+
+    @property
+    def text(self) -> str:
+        assert self.die is not None
+        before = "?" if self.previous is None else self.previous
+        needs = _needs_text((self.die,), (self.die.id,) if self.die.value is None else ())
+        return f"die {self.die.id} nudged: {before} -> {self.die.label}{needs}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {"die": None if self.die is None else self.die.to_json(),
+                "previous": self.previous}
+
+
+@dataclass(frozen=True)
+class _CardEvent(TrackerEvent):
+    card: str = ""
+    layout: str = ""
+
+    def _fields(self) -> dict[str, Any]:
+        return {"card": self.card, "layout": self.layout}
+
+
+@dataclass(frozen=True)
+class LineDrawn(_CardEvent):
+    """A new line between candles ``a`` < ``b``."""
+
+    a: int = 0
+    b: int = 0
+    kind: ClassVar[str] = "line"
+
+    @property
+    def text(self) -> str:
+        return f"new line {self.a}-{self.b} on card {self.card}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "line": [self.a, self.b]}
+
+
+@dataclass(frozen=True)
+class CandleCrossed(_CardEvent):
+    """Candle ``candle`` (index 0-11 of the layout) was crossed out."""
+
+    candle: int = 0
+    kind: ClassVar[str] = "crossed"
+
+    @property
+    def text(self) -> str:
+        return f"candle {self.candle} crossed on card {self.card}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "candle": self.candle}
+
+
+@dataclass(frozen=True)
+class DigitWritten(_CardEvent):
+    """A digit appeared in top box ``box`` (0-6); ``previous`` is the digit it replaced."""
+
+    box: int = 0
+    value: int = 0
+    circled: bool = False
+    previous: int | None = None
+    kind: ClassVar[str] = "digit"
+
+    @property
+    def text(self) -> str:
+        circled = " (circled)" if self.circled else ""
+        was = f" (was {self.previous})" if self.previous is not None else ""
+        return (f"digit {self.value} written in top box {self.box}{circled}{was} "
+                f"on card {self.card}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "box": self.box, "value": self.value,
+                "circled": self.circled, "previous": self.previous}
+
+
+@dataclass(frozen=True)
+class DigitCircled(_CardEvent):
+    """The digit already in top box ``box`` was circled (it is wild on that card now)."""
+
+    box: int = 0
+    value: int = 0
+    kind: ClassVar[str] = "circled"
+
+    @property
+    def text(self) -> str:
+        return f"digit {self.value} circled in top box {self.box} on card {self.card}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "box": self.box, "value": self.value}
+
+
+@dataclass(frozen=True)
+class Erased(_CardEvent):
+    """Elements (``"line a-b"``, ``"candle c"``, ``"top k"``) were wiped off a card;
+    ``wiped`` when nothing is left on it."""
+
+    elements: tuple[str, ...] = ()
+    wiped: bool = False
+    kind: ClassVar[str] = "erased"
+
+    @property
+    def text(self) -> str:
+        if self.wiped:
+            return f"card {self.card} wiped"
+        return f"erased {', '.join(self.elements)} on card {self.card}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "elements": list(self.elements), "wiped": self.wiped}

@@ -1,0 +1,276 @@
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from companion.tracker import (
+    DiceTracker,
+    DiceTrackerConfig,
+    DieNudged,
+    RerollSettled,
+    RollSettled,
+)
+from vision.readings import DiceReading, Die
+
+S = 40.0  # die size in pixels
+
+
+def die(value, x, y, color="white", state=None, conf=0.95) -> Die:
+    if state is None:
+        state = "flat" if value is not None else "cocked"
+    return Die(value, color, (x - S / 2, y - S / 2, x + S / 2, y + S / 2), conf, state)
+
+
+def still(dice, n):
+    return [list(dice)] * n
+
+
+def run(frames, config=None, hands=None):
+    """Feed frames (lists of Die) at 10 fps; return [(frame index, event)]."""
+    tracker = DiceTracker(config)
+    out = []
+    for i, dice in enumerate(frames):
+        hand = bool(hands and i in hands)
+        for event in tracker.update(DiceReading(tuple(dice)), i / 10.0, hand=hand):
+            out.append((i, event))
+    return out, tracker
+
+
+THREE = [die(3, 100, 100), die(5, 200, 110), die(5, 300, 90)]
+
+
+def tumbling(final, frames=4, seed=0):
+    """Dice thrown in: moving several die sizes a frame, faces flickering, then ``final``."""
+    rng = random.Random(seed)
+    out = []
+    for k in range(frames, 0, -1):
+        out.append([die(rng.randint(1, 6), d.center[0] - 1.0 * S * k, d.center[1] + 0.4 * S * k,
+                        d.color) for d in final])
+    return out
+
+
+# ---------------------------------------------------------------- one roll
+def test_constant_dice_emit_one_roll_after_the_vote():
+    events, tracker = run(still(THREE, 20))
+    assert [(i, e.text) for i, e in events] == [(4, "roll settled: 3 5 5")]
+    event = events[0][1]
+    assert isinstance(event, RollSettled) and event.values == (3, 5, 5)
+    assert event.triples == () and event.needs_player == ()
+    assert [d.state for d in tracker.dice()] == ["settled"] * 3
+
+
+def test_tumbling_dice_emit_only_when_they_come_to_rest():
+    frames = tumbling(THREE) + still(THREE, 10)
+    events, _ = run(frames)
+    assert [(i, e.text) for i, e in events] == [(4 + 4, "roll settled: 3 5 5")]
+
+
+def test_rolling_state_is_shown_while_dice_move():
+    tracker = DiceTracker()
+    for i, dice in enumerate(tumbling(THREE)):
+        assert tracker.update(DiceReading(tuple(dice)), i / 10) == []
+    assert {d.state for d in tracker.dice()} == {"rolling"}
+
+
+@pytest.mark.parametrize(("name", "frames", "expected"), [
+    ("a misread frame before settling does not win the vote",
+     [*still(THREE, 2), [die(3, 100, 100), die(6, 200, 110), die(5, 300, 90)], *still(THREE, 8)],
+     ["roll settled: 3 5 5"]),
+    ("a misread frame after the roll settled emits nothing",
+     [*still(THREE, 6), [die(3, 100, 100), die(6, 200, 110), die(5, 300, 90)], *still(THREE, 8)],
+     ["roll settled: 3 5 5"]),
+    ("two misreads in a row after the roll settled emit nothing",
+     still(THREE, 6) + [[die(1, 100, 100), die(5, 200, 110), die(5, 300, 90)]] * 2
+     + still(THREE, 8),
+     ["roll settled: 3 5 5"]),
+    ("a die the reader misses for two frames is still the same die",
+     still(THREE, 6) + [THREE[:2]] * 2 + still(THREE, 8),
+     ["roll settled: 3 5 5"]),
+    ("positions jittering by a few pixels are still",
+     [[die(d.value, d.center[0] + (i % 3) * 3, d.center[1] - (i % 2) * 3) for d in THREE]
+      for i in range(12)],
+     ["roll settled: 3 5 5"]),
+    ("triples are flagged (Doom Cat: wild for all players)",
+     still([die(4, 100, 100), die(4, 200, 100), die(4, 300, 100)], 8),
+     ["roll settled: 4 4 4 (triples: 4 4 4)"]),
+    ("a cocked die is never guessed: the player is asked",
+     still([die(2, 100, 100), die(None, 200, 100), die(6, 300, 100)], 8),
+     ["roll settled: 2 6 ?; die 2 (white) is cocked: the player must say its value"]),
+    ("a face that flickers between two readings settles as unreadable, not as a guess",
+     [[die(2, 100, 100), die(6 if i % 2 else 5, 200, 100)] for i in range(16)],
+     ["roll settled: 2 ?; die 2 (white) is unreadable: the player must say its value"]),
+    ("no dice, no event", [[] for _ in range(10)], []),
+])
+def test_roll_table(name, frames, expected):
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == expected, name
+
+
+def test_cocked_die_event_has_a_null_value():
+    events, _ = run(still([die(2, 100, 100), die(None, 200, 100)], 8))
+    doc = events[0][1].to_json()
+    assert doc["values"] == [2, None]
+    assert [d["value"] for d in doc["dice"]] == [2, None]
+    assert doc["needs_player"] == [2] and doc["dice"][1]["state"] == "cocked"
+    json.dumps(doc)
+
+
+# ---------------------------------------------------------------- hands, nudges, re-rolls
+def test_hand_in_view_holds_every_event_back():
+    frames = still(THREE, 12)
+    events, _tracker = run(frames, hands=set(range(0, 9)))
+    assert [(i, e.text) for i, e in events] == [(9, "roll settled: 3 5 5")]
+
+
+def test_handling_state_when_a_hand_is_in_view_or_a_die_is_picked_up():
+    tracker = DiceTracker()
+    for i, dice in enumerate(still(THREE, 6)):
+        tracker.update(DiceReading(tuple(dice)), i / 10)
+    tracker.update(DiceReading(tuple(THREE)), 0.6, hand=True)
+    assert {d.state for d in tracker.dice()} == {"handling"}
+    tracker.update(DiceReading(tuple(THREE[:2])), 0.7)
+    assert [d.state for d in tracker.dice()] == ["settled", "settled", "handling"]
+
+
+def test_nudged_die_emits_a_nudge_not_a_roll():
+    nudged = [THREE[0], die(4, 212, 114), THREE[2]]  # knocked a little, onto another face
+    events, _tracker = run(still(THREE, 6) + [nudged] * 8)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 2 nudged: 5 -> 4"]
+    nudge = events[1][1]
+    assert isinstance(nudge, DieNudged) and nudge.previous == 5 and nudge.die.value == 4
+    assert nudge.to_json()["die"]["id"] == 2
+
+
+def test_nudged_state_while_other_dice_still_roll():
+    tracker = DiceTracker()
+    frames = still(THREE, 6) + [[THREE[0], die(4, 200, 110), die(1, 300 + 20 * k, 90)]
+                                for k in range(6)]
+    for i, dice in enumerate(frames):
+        tracker.update(DiceReading(tuple(dice)), i / 10)
+    assert [d.state for d in tracker.dice()] == ["settled", "nudged", "rolling"]
+
+
+def test_die_set_down_on_another_face_by_hand_is_a_nudge():
+    # Doom Machine's +/-1 slot: a die picked up, turned, set down elsewhere, already still.
+    moved = [THREE[0], THREE[1], die(6, 500, 300)]
+    frames = still(THREE, 6) + [THREE[:2]] * 5 + still(moved, 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 3 nudged: 5 -> 6"]
+
+
+def test_die_moved_by_hand_with_the_same_face_emits_nothing():
+    moved = [THREE[0], THREE[1], die(5, 500, 300)]
+    frames = still(THREE, 6) + [THREE[:2]] * 5 + still(moved, 8)
+    events, tracker = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5"]
+    assert sorted(d.value for d in tracker.dice()) == [3, 5, 5]
+
+
+def test_subset_reroll_updates_only_those_dice():
+    five = [die(v, 100 + 100 * i, 100, "black") for i, v in enumerate([1, 1, 3, 4, 6])]
+    # The two 1s are picked up (Doom Machine's re-roll slot) and rolled again.
+    kept = five[2:]
+    new = [die(6, 150, 300, "black"), die(2, 260, 300, "black")]
+    frames = (still(five, 6) + [kept] * 5 + [kept + f for f in tumbling(new, seed=3)]
+              + still(kept + new, 8))
+    events, _tracker = run(frames)
+    texts = [e.text for _, e in events]
+    assert texts == ["roll settled: 1 1 3 4 6",
+                     "re-roll settled: 2 6 (was 1 1); dice now 2 3 4 6 6"]
+    reroll = events[1][1]
+    assert isinstance(reroll, RerollSettled)
+    kept_ids = {d.id for d in events[0][1].dice} - {1, 2}
+    assert set(reroll.rerolled).isdisjoint(kept_ids)
+    assert {d.id for d in reroll.dice} == kept_ids | set(reroll.rerolled)
+    assert [d.value for d in reroll.replaced] == [1, 1]
+    assert reroll.to_json()["rerolled"] == list(reroll.rerolled)
+
+
+def test_rolling_every_die_again_is_a_new_roll():
+    again = [die(2, 120, 300), die(2, 220, 300), die(2, 320, 300)]
+    frames = still(THREE, 6) + [[]] * 5 + tumbling(again, seed=1) + still(again, 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5",
+                                          "roll settled: 2 2 2 (triples: 2 2 2)"]
+
+
+def test_black_and_yellow_dice_are_grouped_by_colour():
+    dice = [die(6, 100, 100, "black"), die(2, 200, 100, "yellow"), die(3, 300, 100, "black")]
+    events, _ = run(still(dice, 8))
+    assert events[0][1].values_by_color() == {"black": [3, 6], "yellow": [2]}
+
+
+def test_low_confidence_detections_are_ignored():
+    dice = [*THREE, die(6, 400, 400, conf=0.2)]
+    events, _ = run(still(dice, 8), DiceTrackerConfig(min_confidence=0.5))
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5"]
+
+
+def test_time_must_not_go_back():
+    tracker = DiceTracker()
+    tracker.update(DiceReading(), 1.0)
+    with pytest.raises(ValueError, match="not decrease"):
+        tracker.update(DiceReading(), 0.5)
+    with pytest.raises(TypeError, match="DiceReading"):
+        tracker.update([], 2.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"vote_frames": 0}, "vote_frames"), ({"vote_share": 0.4}, "vote_share"),
+    ({"undecided_frames": 2}, "undecided_frames"), ({"still_tolerance": 0}, "still_tolerance"),
+    ({"max_missed": -1}, "max_missed"), ({"min_confidence": 2}, "min_confidence"),
+])
+def test_config_refuses_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DiceTrackerConfig(**kwargs)
+
+
+def test_reset_forgets_the_table():
+    _, tracker = run(still(THREE, 8))
+    tracker.reset()
+    assert tracker.dice() == ()
+    events = [e for i in range(8) for e in tracker.update(DiceReading(tuple(THREE)), 10 + i)]
+    assert [e.text for e in events] == ["roll settled: 3 5 5"]
+
+
+# ---------------------------------------------------------------- properties
+_cells = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), min_size=1, max_size=8,
+                  unique=True)
+_faces = st.one_of(st.integers(1, 6), st.none())
+
+
+@settings(max_examples=60, deadline=None)
+@given(cells=_cells, data=st.data(), n=st.integers(5, 30))
+def test_constant_sequence_emits_exactly_one_roll(cells, data, n):
+    faces = data.draw(st.lists(_faces, min_size=len(cells), max_size=len(cells)))
+    dice = [die(v, 60 + 120 * cx, 60 + 120 * cy) for (cx, cy), v in zip(cells, faces, strict=True)]
+    events, _ = run(still(dice, n))
+    assert len(events) == 1 and isinstance(events[0][1], RollSettled)
+    assert list(events[0][1].values) == sorted(v for v in faces if v) + [None] * faces.count(None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_dice=st.integers(1, 6))
+def test_permuting_the_readers_dice_order_changes_nothing(seed, n_dice):
+    rng = random.Random(seed)
+    pos = [(60.0 + 130 * i, 80.0 + rng.uniform(-20, 20)) for i in range(n_dice)]
+    faces = [rng.randint(1, 6) for _ in range(n_dice)]
+    frames = []
+    for _ in range(40):
+        for i in range(n_dice):  # some frames roll a die, some nudge it, most keep it
+            r = rng.random()
+            if r < 0.05:
+                faces[i] = rng.randint(1, 6)
+                pos[i] = (pos[i][0] + rng.uniform(-10, 10), pos[i][1] + rng.uniform(-10, 10))
+            elif r < 0.08:
+                faces[i] = rng.randint(1, 6)
+        visible = [die(faces[i], *pos[i]) for i in range(n_dice) if rng.random() > 0.05]
+        frames.append(visible)
+    shuffled = [rng.sample(f, len(f)) for f in frames]
+    a, _ = run(frames)
+    b, _ = run(shuffled)
+    assert [(i, e.to_json()) for i, e in a] == [(i, e.to_json()) for i, e in b]

@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from companion.tracker import (
+    CandleCrossed,
+    DigitWritten,
+    Erased,
+    LineDrawn,
+    SigilTracker,
+    SigilTrackerConfig,
+)
+from vision.readings import SigilState, TopBox
+
+BLANK = SigilState.of("A")
+
+
+def state(lines=(), crossed=(), top=None, unknown=(), layout="A") -> SigilState:
+    boxes = [None] * 7
+    for k, (value, circled) in (top or {}).items():
+        boxes[k] = TopBox(value, circled)
+    return SigilState.of(layout, lines, crossed, boxes, unknown)
+
+
+def run(frames, card="B1", config=None):
+    tracker = SigilTracker(config)
+    out = []
+    for i, s in enumerate(frames):
+        out.extend((i, e.text) for e in tracker.update(card, s, i / 10))
+    return out, tracker
+
+
+TURN = state(lines=[(2, 9)], crossed=[7], top={0: (4, False)})
+
+
+@pytest.mark.parametrize(("name", "frames", "expected"), [
+    ("a blank card says nothing", [BLANK] * 10, []),
+    ("a line drawn is announced once, after the vote",
+     [BLANK] * 5 + [state(lines=[(2, 9)])] * 10, [(7, "new line 2-9 on card B1")]),
+    ("a whole Doom Cat turn: digit, line, cross",
+     [BLANK] * 5 + [state(top={0: (4, False)})] * 5 + [state(lines=[(2, 9)], top={0: (4, False)})]
+     * 5 + [TURN] * 5,
+     [(7, "digit 4 written in top box 0 on card B1"), (12, "new line 2-9 on card B1"),
+      (17, "candle 7 crossed on card B1")]),
+    ("a ghost line in one noisy frame is never announced",
+     [BLANK] * 5 + [state(lines=[(0, 11)])] + [BLANK] * 5, []),
+    ("two noisy frames apart are never announced",
+     [BLANK] * 3 + [state(lines=[(0, 11)]), BLANK, BLANK, state(lines=[(0, 11)])] + [BLANK] * 5,
+     []),
+    ("a line that vanishes for one frame is not erased",
+     [TURN] * 6 + [state(crossed=[7], top={0: (4, False)})] + [TURN] * 5,
+     [(2, "new line 2-9 on card B1"), (2, "candle 7 crossed on card B1"),
+      (2, "digit 4 written in top box 0 on card B1")]),
+    ("a line hidden by a hand (unknown) is filled from the later frames",
+     [state(unknown=["line 2-9"])] * 6 + [state(lines=[(2, 9)])] * 4,
+     [(8, "new line 2-9 on card B1")]),
+    ("a line hidden by a hand after it was seen is kept, not erased",
+     [state(lines=[(2, 9)])] * 5 + [state(unknown=["line 2-9", "candle 2", "top 0"])] * 10,
+     [(2, "new line 2-9 on card B1")]),
+    ("a digit written then circled",
+     [state(top={1: (3, False)})] * 5 + [state(top={1: (3, True)})] * 5,
+     [(2, "digit 3 written in top box 1 on card B1"),
+      (7, "digit 3 circled in top box 1 on card B1")]),
+    ("a digit written already circled",
+     [BLANK] * 3 + [state(top={4: (6, True)})] * 5,
+     [(5, "digit 6 written in top box 4 (circled) on card B1")]),
+    ("a digit corrected",
+     [state(top={0: (3, False)})] * 5 + [state(top={0: (5, False)})] * 5,
+     [(2, "digit 3 written in top box 0 on card B1"),
+      (7, "digit 5 written in top box 0 (was 3) on card B1")]),
+    ("a card wiped at the end of a game",
+     [TURN] * 5 + [BLANK] * 5, [(2, "new line 2-9 on card B1"), (2, "candle 7 crossed on card B1"),
+                                (2, "digit 4 written in top box 0 on card B1"),
+                                (7, "card B1 wiped")]),
+    ("one line erased (a mistake corrected)",
+     [state(lines=[(2, 9), (0, 5)])] * 5 + [state(lines=[(0, 5)])] * 5,
+     [(2, "new line 0-5 on card B1"), (2, "new line 2-9 on card B1"),
+      (7, "erased line 2-9 on card B1")]),
+])
+def test_sigil_table(name, frames, expected):
+    events, _ = run(frames)
+    assert events == expected, name
+
+
+def test_state_fills_unknowns_from_other_frames_and_lists_the_undecided():
+    frames = ([state(lines=[(2, 9)], crossed=[7])] * 4
+              + [state(unknown=["line 2-9", "candle 7", "top 6"])] * 6)
+    _, tracker = run(frames)
+    voted = tracker.state("B1")
+    assert voted.lines == ((2, 9),) and voted.crossed == (7,)
+    assert voted.unknown == ()  # top 6 was seen in the first frames: it is empty
+
+
+def test_state_lists_elements_never_seen_as_unknown():
+    _, tracker = run([state(lines=[(1, 3)], unknown=["line 4-5", "top 2"])] * 5)
+    voted = tracker.state("B1")
+    assert voted.unknown == ("line 4-5", "top 2") and voted.lines == ((1, 3),)
+    with pytest.raises(KeyError, match="no card 'X'"):
+        tracker.state("X")
+
+
+def test_cards_are_tracked_apart_and_a_layout_change_starts_over():
+    tracker = SigilTracker()
+    events = []
+    for i in range(5):
+        events += tracker.update_all({"A1": state(lines=[(0, 1)]),
+                                      "C1": state(crossed=[3], layout="C")}, i / 10)
+    assert [e.text for e in events] == ["new line 0-1 on card A1", "candle 3 crossed on card C1"]
+    assert isinstance(events[0], LineDrawn) and isinstance(events[1], CandleCrossed)
+    for i in range(5, 10):
+        events += tracker.update("A1", state(layout="D"), i / 10)
+    assert len(events) == 2  # a new blank card D: no erase event for card A's line
+    assert tracker.state("A1").layout == "D" and tracker.cards() == ("A1", "C1")
+
+
+def test_events_serialise():
+    tracker = SigilTracker()
+    events = []
+    for i in range(8):
+        events += tracker.update("B1", TURN if i < 4 else BLANK, i / 10)
+    docs = [e.to_json() for e in events]
+    json.dumps(docs)
+    digit = next(e for e in events if isinstance(e, DigitWritten))
+    assert digit.to_json() == {"kind": "digit", "t": 0.2, "card": "B1", "layout": "A",
+                               "text": "digit 4 written in top box 0 on card B1", "box": 0,
+                               "value": 4, "circled": False, "previous": None}
+    wiped = next(e for e in events if isinstance(e, Erased))
+    assert wiped.wiped and set(wiped.elements) == {"line 2-9", "candle 7", "top 0"}
+    assert docs[0]["line"] == [2, 9] and docs[1]["candle"] == 7
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"window": 0}, "min_votes"), ({"min_votes": 6}, "min_votes"), ({"share": 0.5}, "share"),
+])
+def test_config_refuses_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SigilTrackerConfig(**kwargs)
+
+
+def test_bad_calls_are_refused():
+    tracker = SigilTracker()
+    tracker.update("B1", BLANK, 1.0)
+    with pytest.raises(ValueError, match="not decrease"):
+        tracker.update("B1", BLANK, 0.5)
+    with pytest.raises(ValueError, match="card id"):
+        tracker.update("", BLANK, 2.0)
+    with pytest.raises(TypeError, match="SigilState"):
+        tracker.update("B1", {"layout": "A"}, 2.0)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- properties
+_pairs = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)).filter(lambda p: p[0] != p[1])
+                  .map(lambda p: tuple(sorted(p))), unique=True, max_size=6)
+_states = st.builds(
+    lambda lines, crossed, digits: state(lines=lines, crossed=crossed,
+                                         top={k: v for k, v in enumerate(digits) if v}),
+    _pairs, st.lists(st.integers(0, 11), unique=True, max_size=5),
+    st.lists(st.one_of(st.none(), st.tuples(st.integers(1, 6), st.booleans())), max_size=7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(s=_states, n=st.integers(3, 20))
+def test_constant_state_announces_each_element_exactly_once(s, n):
+    events, tracker = run([s] * n)
+    assert len([t for _, t in events if t.startswith("new line")]) == len(s.lines)
+    assert len([t for _, t in events if "crossed" in t]) == len(s.crossed)
+    assert len([t for _, t in events if t.startswith("digit")]) == sum(b is not None for b in s.top)
+    assert tracker.state("B1") == s
+
+
+@settings(max_examples=60, deadline=None)
+@given(s=_states, noise=_states, before=st.integers(3, 8), after=st.integers(0, 8))
+def test_a_single_noisy_frame_changes_nothing(s, noise, before, after):
+    clean, _ = run([s] * (before + 1 + after))
+    noisy, tracker = run([s] * before + [noise] + [s] * after)
+    assert noisy == clean
+    assert tracker.state("B1") == s
