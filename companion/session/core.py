@@ -1,0 +1,179 @@
+"""A game session: one stored game, its rules engine and its live state.
+
+The session is the only writer of a game's log. Every event (a settled roll from the tracker,
+a click on the page) is first checked against the event schema and the rules engine; only a
+legal event is stored, so the log always folds to a legal state. Corrections (amendments of an
+earlier event), undo and redo re-fold the whole log and are refused, state unchanged, when the
+corrected history breaks a rule.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from companion.errors import BadInput
+from companion.session.engine import EngineAdapter, Refused
+from companion.store import LogView, Store
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to a submitted event: ``ok`` or the rules' ``reason``."""
+
+    ok: bool
+    reason: str = ""
+    event_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "reason": self.reason, "event_id": self.event_id}
+
+
+def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
+    """The first schema violation of ``doc`` as one line naming the JSON path, or None."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    err = errors[0]
+    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+    return f"{what}: at {path}: {err.message}"
+
+
+class GameSession:
+    """The live state of one stored game.
+
+    Parameters
+    ----------
+    store : Store
+    game_id : int
+    engine : EngineAdapter
+    on_change : callable, optional
+        Called (with the game id) after every change, e.g. to push the page an update.
+    """
+
+    def __init__(self, store: Store, game_id: int, engine: EngineAdapter, *,
+                 on_change: Callable[[int], None] | None = None) -> None:
+        self.store = store
+        self.game_id = game_id
+        self.engine = engine
+        self.record = store.game(game_id)
+        if self.record.kind != engine.kind:
+            raise ValueError(f"game {game_id} is {self.record.kind}, not {engine.kind}")
+        self._on_change = on_change or (lambda _gid: None)
+        self._lock = threading.RLock()
+        self.warning = ""
+        self._refold()
+
+    # -- folding -------------------------------------------------------------------------
+    def _fold(self, events: list[dict[str, Any]]) -> Any:
+        state = self.engine.initial(self.record.setup)
+        for i, event in enumerate(events):
+            try:
+                state = self.engine.apply(state, event)
+            except Refused as exc:
+                raise Refused(f"event {i + 1} ({self.engine.describe(event)}): "
+                              f"{exc.reason}") from None
+        return state
+
+    def _refold(self) -> None:
+        self.log: LogView = self.store.log(self.game_id)
+        try:
+            self.state = self._fold(self.log.events)
+            self.broken = ""
+        except Refused as exc:
+            # A log that no longer folds (an engine whose rules changed, an import): keep the
+            # longest legal prefix and say which event breaks.
+            self.broken = exc.reason
+            state = self.engine.initial(self.record.setup)
+            for event in self.log.events:
+                try:
+                    state = self.engine.apply(state, event)
+                except Refused:
+                    break
+            self.state = state
+
+    def _changed(self) -> None:
+        result = self.engine.result(self.state)
+        if result != self.record.result:
+            self.store.set_result(self.game_id, result)
+            self.record = self.store.game(self.game_id)
+        self._on_change(self.game_id)
+
+    # -- changes -------------------------------------------------------------------------
+    def submit(self, event: Mapping[str, Any]) -> Outcome:
+        """Check an event (schema, then rules) and store it when legal."""
+        problem = schema_error(event, self.engine.event_schema(), "event")
+        if problem:
+            raise BadInput(problem)
+        with self._lock:
+            try:
+                new_state = self.engine.apply(self.state, event)
+            except Refused as exc:
+                self.warning = exc.reason
+                self._on_change(self.game_id)
+                return Outcome(False, exc.reason)
+            event_id = self.store.append(self.game_id, dict(event))
+            self.state = new_state
+            self.log = self.store.log(self.game_id)
+            self.warning = ""
+            self._changed()
+            return Outcome(True, event_id=event_id)
+
+    def amend(self, event_id: int, event: Mapping[str, Any]) -> Outcome:
+        """Correct an earlier event (a misread die, a line...): refused if history breaks."""
+        problem = schema_error(event, self.engine.event_schema(), "event")
+        if problem:
+            raise BadInput(problem)
+        with self._lock:
+            ids = [e.id for e in self.log.active]
+            if event_id not in ids:
+                raise BadInput(f"event {event_id} is not an active event of game "
+                               f"{self.game_id}")
+            events = [dict(event) if e.id == event_id else e.event for e in self.log.active]
+            try:
+                state = self._fold(events)
+            except Refused as exc:
+                self.warning = f"correction refused: {exc.reason}"
+                self._on_change(self.game_id)
+                return Outcome(False, self.warning)
+            self.store.amend(self.game_id, event_id, dict(event))
+            self.state = state
+            self.log = self.store.log(self.game_id)
+            self.warning = ""
+            self._changed()
+            return Outcome(True, event_id=event_id)
+
+    def undo(self) -> bool:
+        with self._lock:
+            done = self.store.undo(self.game_id)
+            if done:
+                self._refold()
+                self.warning = ""
+                self._changed()
+            return done
+
+    def redo(self) -> bool:
+        with self._lock:
+            done = self.store.redo(self.game_id)
+            if done:
+                self._refold()
+                self.warning = ""
+                self._changed()
+            return done
+
+    # -- views ---------------------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "game": self.record.to_json(),
+                "state": self.engine.view(self.state),
+                "log": [{"id": e.id, "event": e.event, "amended": e.amended,
+                         "text": self.engine.describe(e.event)} for e in self.log.active],
+                "can_undo": self.log.can_undo, "can_redo": self.log.can_redo,
+                "warning": self.warning, "broken": self.broken,
+            }

@@ -1,0 +1,163 @@
+"""The hub: the store, the rules engines, the current game of each kind, and change signals.
+
+The web app holds one :class:`Hub`. It opens game sessions on demand (a restarted server
+re-opens the current games from the store), routes the tracker's events to the current game,
+and wakes the pages' server-sent-event streams through :class:`Bus` when anything changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from companion.errors import BadInput
+from companion.session.core import GameSession, Outcome, schema_error
+from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavailable, load_engine
+from companion.store import Store
+
+
+class Bus:
+    """A change counter that threads can wait on (no polling, no sleeps)."""
+
+    def __init__(self, cond: threading.Condition | None = None) -> None:
+        self._cond = cond or threading.Condition()
+        self.version = 0
+        self.closed = False
+
+    def publish(self) -> None:
+        with self._cond:
+            self.version += 1
+            self._cond.notify_all()
+
+    def wait(self, since: int, timeout: float) -> int:
+        """Block until the version differs from ``since`` (or timeout/close); the version."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.version != since or self.closed, timeout)
+            return self.version
+
+    def close(self) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+
+def wait_any(buses: list[Bus], seen: list[int], timeout: float) -> bool:
+    """Wait until any of buses sharing one condition moves past ``seen`` (True) or timeout."""
+    cond = buses[0]._cond
+    with cond:
+        return cond.wait_for(lambda: any(b.version != s or b.closed
+                                         for b, s in zip(buses, seen, strict=True)), timeout)
+
+
+class Hub:
+    """Games, engines and change signals shared by the web app's threads."""
+
+    def __init__(self, store: Store, engines: Mapping[str, EngineAdapter | Unavailable]
+                 | None = None) -> None:
+        self.store = store
+        self.engines: dict[str, EngineAdapter | Unavailable] = (
+            dict(engines) if engines is not None else {k: load_engine(k) for k in GAME_KINDS})
+        cond = threading.Condition()
+        self.games_bus = Bus(cond)
+        self.live_bus = Bus(cond)
+        self._sessions: dict[int, GameSession] = {}
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self.games_bus.close()
+        self.live_bus.close()
+
+    # -- engines -------------------------------------------------------------------------
+    def engine(self, kind: str) -> EngineAdapter:
+        if kind not in self.engines:
+            raise BadInput(f"unknown game kind {kind!r} (expected one of {', '.join(GAME_KINDS)})")
+        engine = self.engines[kind]
+        if isinstance(engine, Unavailable):
+            raise EngineUnavailable(engine.reason)
+        return engine
+
+    def engine_status(self) -> dict[str, dict[str, Any]]:
+        return {k: ({"available": False, "title": e.title, "reason": e.reason}
+                    if isinstance(e, Unavailable) else
+                    {"available": True, "title": e.title, "reason": ""})
+                for k, e in self.engines.items()}
+
+    # -- games ---------------------------------------------------------------------------
+    def create_game(self, kind: str, title: str, setup: Mapping[str, Any], *,
+                    campaign_id: int | None = None) -> GameSession:
+        engine = self.engine(kind)
+        problem = schema_error(setup, engine.setup_schema(), "setup")
+        if problem:
+            raise BadInput(problem)
+        try:
+            prepared = engine.prepare_setup(setup)
+            engine.initial(prepared)
+        except Refused as exc:
+            raise BadInput(f"setup: {exc.reason}") from None
+        if campaign_id is not None:
+            try:
+                self.store.campaign(campaign_id)
+            except KeyError:
+                raise BadInput(f"no campaign {campaign_id}") from None
+        with self._lock:
+            gid = self.store.create_game(kind, title or engine.title, prepared,
+                                         campaign_id=campaign_id)
+            self.store.set_meta(f"current.{kind}", str(gid))
+            session = self.session(gid)
+        self.games_bus.publish()
+        return session
+
+    def session(self, game_id: int) -> GameSession:
+        """The session of a stored game (opened and folded on first use)."""
+        with self._lock:
+            if game_id not in self._sessions:
+                try:
+                    record = self.store.game(game_id)
+                except KeyError:
+                    raise NoSuchGame(f"no game {game_id}") from None
+                self._sessions[game_id] = GameSession(
+                    self.store, game_id, self.engine(record.kind),
+                    on_change=lambda _gid: self.games_bus.publish())
+            return self._sessions[game_id]
+
+    def current(self, kind: str) -> GameSession | None:
+        """The game of this kind being played (restored from the store after a restart)."""
+        value = self.store.get_meta(f"current.{kind}")
+        if value is None:
+            return None
+        try:
+            return self.session(int(value))
+        except (NoSuchGame, EngineUnavailable):
+            return None
+
+    def make_current(self, game_id: int) -> GameSession:
+        session = self.session(game_id)
+        self.store.set_meta(f"current.{session.record.kind}", str(game_id))
+        self.games_bus.publish()
+        return session
+
+    def import_game(self, doc: Mapping[str, Any]) -> int:
+        gid = self.store.import_game(doc)
+        self.games_bus.publish()
+        return gid
+
+    # -- readings from the camera --------------------------------------------------------
+    def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
+        """Route a tracker event to the current game of ``kind`` (None when there is none)."""
+        session = self.current(kind)
+        if session is None:
+            return None
+        try:
+            return session.submit(event)
+        except BadInput as exc:
+            return Outcome(False, str(exc))
+
+
+class NoSuchGame(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class EngineUnavailable(RuntimeError):
+    """The game's rules engine is not installed (the reason is shown to the user)."""

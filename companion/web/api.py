@@ -1,0 +1,314 @@
+"""The JSON API, the server-sent-event stream and the MJPEG stream."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from flask import Flask, Response, abort, jsonify, request, stream_with_context
+from werkzeug.exceptions import HTTPException
+
+from companion.errors import BadInput
+from companion.session.core import GameSession, schema_error
+from companion.session.hub import EngineUnavailable, Hub, NoSuchGame, wait_any
+from companion.web import schemas
+
+STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
+VIEWS = ("live", "cat", "machine", "history")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+
+def _rt() -> Any:
+    from flask import current_app
+    return current_app.extensions["doom"]
+
+
+def body(schema: dict[str, Any]) -> dict[str, Any]:
+    """The request's JSON body, checked against ``schema`` (400 with the reason otherwise)."""
+    if not request.is_json:
+        raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    raw = request.get_data(cache=True)
+    try:
+        doc = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    problem = schema_error(doc, schema, "body")
+    if problem:
+        raise ApiError(400, problem)
+    return doc
+
+
+def game_list(hub: Hub) -> list[dict[str, Any]]:
+    current = {k: hub.store.get_meta(f"current.{k}") for k in ("cat", "machine")}
+    out = []
+    for g in hub.store.games():
+        log = hub.store.log(g.id)
+        out.append({**g.to_json(), "events": len(log.active),
+                    "current": current.get(g.kind) == str(g.id)})
+    return out
+
+
+def game_view(hub: Hub, kind: str) -> dict[str, Any]:
+    status = hub.engine_status()[kind]
+    session = hub.current(kind) if status["available"] else None
+    return {"engine": status, "current": None if session is None else session.view()}
+
+
+def live_summary(rt: Any) -> dict[str, Any]:
+    status = rt.live.status()
+    return {**status, "server_time": time.time()}
+
+
+def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
+    """What a page's stream carries: the game view (cached per games version) and live data."""
+    hub: Hub = rt.hub
+    version = hub.games_bus.version
+    if cache.get("version") != version:
+        if view in ("cat", "machine"):
+            cache["game"] = game_view(hub, view)
+        elif view == "history":
+            cache["game"] = {"games": game_list(hub),
+                             "campaigns": [c.to_json() for c in hub.store.campaigns()]}
+        else:
+            cache["game"] = {"cat": game_view(hub, "cat")["engine"],
+                             "machine": game_view(hub, "machine")["engine"]}
+        cache["version"] = version
+    return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt)}
+
+
+def register(app: Flask) -> None:
+    @app.before_request
+    def _guard() -> Any:
+        if request.method not in STATE_CHANGING:
+            return None
+        token = _rt().config.token
+        if token:
+            given = request.headers.get("X-Doom-Token", "")
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                return _error(403, "this server needs the access token printed at its start "
+                                   "(open the page with ?token=... once)")
+        return None
+
+    @app.errorhandler(ApiError)
+    def _api_error(exc: ApiError) -> Any:
+        return _error(exc.status, exc.message, **exc.extra)
+
+    @app.errorhandler(BadInput)
+    def _bad_input(exc: BadInput) -> Any:
+        return _error(400, str(exc))
+
+    @app.errorhandler(NoSuchGame)
+    def _no_game(exc: NoSuchGame) -> Any:
+        return _error(404, str(exc))
+
+    @app.errorhandler(EngineUnavailable)
+    def _no_engine(exc: EngineUnavailable) -> Any:
+        return _error(503, str(exc))
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException) -> Any:
+        if request.path.startswith("/api") or request.path.endswith(".mjpg"):
+            message = {413: f"request body too large (limit "
+                            f"{app.config['MAX_CONTENT_LENGTH']} bytes)"}.get(
+                exc.code or 500, exc.description or exc.name)
+            return _error(exc.code or 500, message)
+        return exc
+
+    def hub() -> Hub:
+        return _rt().hub
+
+    def session_of(game_id: int) -> GameSession:
+        return hub().session(game_id)
+
+    def game_response(session: GameSession, status: int = 200, **extra: Any) -> Any:
+        return jsonify({**session.view(), **extra}), status
+
+    # -- status and streams --------------------------------------------------------------
+    @app.get("/api/status")
+    def status() -> Any:
+        rt = _rt()
+        return jsonify({"engines": rt.hub.engine_status(), "live": live_summary(rt),
+                        "token_required": bool(rt.config.token)})
+
+    @app.get("/api/stream")
+    def stream() -> Any:
+        view = request.args.get("view", "live")
+        if view not in VIEWS:
+            raise ApiError(400, f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        rt = _rt()
+
+        def events() -> Iterator[str]:
+            cache: dict[str, Any] = {}
+            games_seen, live_seen = -1, -1
+            keepalive = rt.config.sse_keepalive_s
+            yield "retry: 1000\n\n"
+            while not rt.hub.games_bus.closed:
+                changed = (rt.hub.games_bus.version != games_seen
+                           or (rt.hub.live_bus.version != live_seen))
+                if changed:
+                    games_seen = rt.hub.games_bus.version
+                    live_seen = rt.hub.live_bus.version
+                    payload = view_payload(rt, view, cache)
+                    yield f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
+                    continue
+                got = wait_any([rt.hub.games_bus, rt.hub.live_bus], [games_seen, live_seen],
+                               keepalive)
+                if not got:
+                    yield ": keepalive\n\n"
+
+        return Response(stream_with_context(events()), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/video.mjpg")
+    def video() -> Any:
+        rt = _rt()
+
+        def frames() -> Iterator[bytes]:
+            seq = -1
+            while not rt.hub.live_bus.closed:
+                frame = rt.live.wait_frame(seq, rt.config.sse_keepalive_s)
+                if frame.seq == seq and seq != -1:
+                    continue
+                seq = frame.seq
+                yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                       + str(len(frame.jpeg)).encode() + b"\r\n\r\n" + frame.jpeg + b"\r\n")
+                if rt.live.source is None:
+                    # a still placeholder: send it once more (a browser shows a multipart part
+                    # when the next one starts) and end, not to hold a server thread
+                    yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                           + str(len(frame.jpeg)).encode() + b"\r\n\r\n" + frame.jpeg
+                           + b"\r\n--frame--\r\n")
+                    return
+
+        return Response(stream_with_context(frames()),
+                        mimetype="multipart/x-mixed-replace; boundary=frame",
+                        headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/live/frame.jpg")
+    def still() -> Any:
+        return Response(_rt().live.frame().jpeg, mimetype="image/jpeg",
+                        headers={"Cache-Control": "no-store"})
+
+    # -- games ---------------------------------------------------------------------------
+    @app.get("/api/games")
+    def games() -> Any:
+        return jsonify({"games": game_list(hub())})
+
+    @app.post("/api/games")
+    def create_game() -> Any:
+        doc = body(schemas.CREATE_GAME)
+        session = hub().create_game(doc["kind"], doc.get("title", ""), doc["setup"],
+                                    campaign_id=doc.get("campaign_id"))
+        return game_response(session, 201)
+
+    @app.get("/api/games/current/<kind>")
+    def current_game(kind: str) -> Any:
+        if kind not in ("cat", "machine"):
+            raise ApiError(404, f"no game kind {kind!r}")
+        return jsonify(game_view(hub(), kind))
+
+    @app.get("/api/games/<int:game_id>")
+    def get_game(game_id: int) -> Any:
+        return game_response(session_of(game_id))
+
+    @app.post("/api/games/<int:game_id>/current")
+    def make_current(game_id: int) -> Any:
+        body(schemas.EMPTY)
+        return game_response(hub().make_current(game_id))
+
+    @app.post("/api/games/<int:game_id>/events")
+    def submit(game_id: int) -> Any:
+        doc = body(schemas.SUBMIT_EVENT)
+        session = session_of(game_id)
+        outcome = session.submit(doc["event"])
+        return game_response(session, 200 if outcome.ok else 409, outcome=outcome.to_json())
+
+    @app.post("/api/games/<int:game_id>/events/<int:event_id>")
+    def amend(game_id: int, event_id: int) -> Any:
+        doc = body(schemas.SUBMIT_EVENT)
+        session = session_of(game_id)
+        outcome = session.amend(event_id, doc["event"])
+        return game_response(session, 200 if outcome.ok else 409, outcome=outcome.to_json())
+
+    def _undo_redo(game_id: int, fn: Callable[[GameSession], bool], what: str) -> Any:
+        body(schemas.EMPTY)
+        session = session_of(game_id)
+        if not fn(session):
+            raise ApiError(409, f"nothing to {what}")
+        return game_response(session)
+
+    @app.post("/api/games/<int:game_id>/undo")
+    def undo(game_id: int) -> Any:
+        return _undo_redo(game_id, GameSession.undo, "undo")
+
+    @app.post("/api/games/<int:game_id>/redo")
+    def redo(game_id: int) -> Any:
+        return _undo_redo(game_id, GameSession.redo, "redo")
+
+    @app.get("/api/games/<int:game_id>/export")
+    def export(game_id: int) -> Any:
+        try:
+            doc = hub().store.export_game(game_id)
+        except KeyError:
+            raise NoSuchGame(f"no game {game_id}") from None
+        return Response(json.dumps(doc, indent=1), mimetype="application/json",
+                        headers={"Content-Disposition":
+                                 f'attachment; filename="doom-game-{game_id}.json"'})
+
+    @app.post("/api/games/import")
+    def import_game() -> Any:
+        doc = body(schemas.IMPORT_GAME)
+        if doc["game"]["kind"] not in hub().engines:
+            raise ApiError(400, f"unknown game kind {doc['game']['kind']!r}")
+        gid = hub().import_game(doc)
+        return jsonify({"id": gid}), 201
+
+    @app.get("/api/games/<int:game_id>/share.png")
+    def share(game_id: int) -> Any:
+        session = session_of(game_id)
+        maker = getattr(session.engine, "share_png", None)
+        if maker is None:
+            raise ApiError(404, f"{session.engine.title} games have no share image")
+        png = maker(session.state, session.record)
+        return Response(png, mimetype="image/png", headers={
+            "Content-Disposition": f'inline; filename="doom-sigils-{game_id}.png"'})
+
+    # -- campaigns -----------------------------------------------------------------------
+    @app.get("/api/campaigns")
+    def campaigns() -> Any:
+        return jsonify({"campaigns": [c.to_json() for c in hub().store.campaigns()]})
+
+    @app.post("/api/campaigns")
+    def create_campaign() -> Any:
+        doc = body(schemas.CREATE_CAMPAIGN)
+        cid = hub().store.create_campaign(doc["title"], {"goals": doc["goals"],
+                                                         "players": doc.get("players", [])})
+        hub().games_bus.publish()
+        return jsonify(hub().store.campaign(cid).to_json()), 201
+
+    @app.get("/api/campaigns/<int:campaign_id>")
+    def campaign(campaign_id: int) -> Any:
+        try:
+            record = hub().store.campaign(campaign_id)
+        except KeyError:
+            raise ApiError(404, f"no campaign {campaign_id}") from None
+        games_ = [g.to_json() for g in hub().store.games(campaign_id=campaign_id)]
+        return jsonify({**record.to_json(), "games": games_})
+
+    @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+    def unknown(rest: str) -> Any:
+        abort(404)
+
+
+def _error(status: int, message: str, **extra: Any) -> Any:
+    return jsonify({"error": message, **extra}), status

@@ -1,0 +1,77 @@
+"""JSON Schemas of every request body the API takes (checked before anything else runs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TITLE = {"type": "string", "maxLength": 80}
+EVENT = {"type": "object", "maxProperties": 32}
+
+CREATE_GAME: dict[str, Any] = {
+    "type": "object",
+    "required": ["kind", "setup"],
+    "additionalProperties": False,
+    "properties": {
+        "kind": {"enum": ["cat", "machine"]},
+        "title": TITLE,
+        "setup": {"type": "object", "maxProperties": 32},
+        "campaign_id": {"type": ["integer", "null"], "minimum": 1},
+    },
+}
+
+SUBMIT_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event"],
+    "additionalProperties": False,
+    "properties": {"event": EVENT},
+}
+
+EMPTY: dict[str, Any] = {"type": "object", "maxProperties": 0}
+
+CREATE_CAMPAIGN: dict[str, Any] = {
+    "type": "object",
+    "required": ["title", "goals"],
+    "additionalProperties": False,
+    "properties": {
+        "title": {**TITLE, "minLength": 1},
+        "goals": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 27},
+                  "minItems": 9, "maxItems": 9, "uniqueItems": True},
+        "players": {"type": "array", "items": {"type": "string", "minLength": 1,
+                                                "maxLength": 24},
+                    "minItems": 1, "maxItems": 6},
+    },
+}
+
+_OP = {
+    "type": "object",
+    "required": ["op"],
+    "additionalProperties": False,
+    "properties": {
+        "op": {"enum": ["action", "amend", "undo", "redo"]},
+        "target": {"type": ["integer", "null"]},
+        "event": {"type": ["object", "null"], "maxProperties": 32},
+        "created": {"type": ["string", "null"], "maxLength": 40},
+        "ref": {"type": ["integer", "null"]},
+    },
+}
+
+IMPORT_GAME: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "version", "game", "ops"],
+    "properties": {
+        "format": {"const": "doomcompanion-game"},
+        "version": {"const": 1},
+        "game": {
+            "type": "object",
+            "required": ["kind", "title", "setup"],
+            "properties": {
+                "kind": {"enum": ["cat", "machine"]},
+                "title": TITLE,
+                "created": {"type": ["string", "null"], "maxLength": 40},
+                "setup": {"type": "object"},
+                "result": {"type": ["object", "null"]},
+            },
+        },
+        "ops": {"type": "array", "items": _OP, "maxItems": 20000},
+    },
+}

@@ -1,0 +1,113 @@
+/* Doom Companion: helpers shared by every page (no build step, no framework). */
+"use strict";
+
+const Doom = (() => {
+  // The access token (needed when the server listens beyond this machine): ?token=... once.
+  const params = new URLSearchParams(location.search);
+  if (params.get("token")) {
+    localStorage.setItem("doomToken", params.get("token"));
+    params.delete("token");
+    const q = params.toString();
+    history.replaceState(null, "", location.pathname + (q ? "?" + q : ""));
+  }
+  const token = () => localStorage.getItem("doomToken") || "";
+
+  /** Build an element: h("div", {class: "x", onclick: f}, child, "text", ...). */
+  function h(tag, attrs, ...children) {
+    const svg = ["svg", "g", "line", "circle", "rect", "path", "text", "polygon", "polyline"].includes(tag);
+    const el = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "text") el.textContent = v;
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  let toastTimer = null;
+  function toast(message, kind) {
+    const el = document.getElementById("toast");
+    el.textContent = message;
+    el.className = "toast " + (kind || "warn");
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { el.hidden = true; }, kind === "ok" ? 2500 : 7000);
+  }
+
+  /** Call the JSON API; rules refusals (409) and bad input (4xx) show a toast and resolve. */
+  async function api(method, url, body) {
+    const opts = { method, headers: {} };
+    if (method !== "GET") {
+      opts.headers["Content-Type"] = "application/json";
+      opts.headers["X-Doom-Token"] = token();
+      opts.body = JSON.stringify(body || {});
+    }
+    let res, doc;
+    try {
+      res = await fetch(url, opts);
+      doc = await res.json();
+    } catch (err) {
+      toast("The server did not answer: " + err.message, "error");
+      return { ok: false, status: 0, doc: null };
+    }
+    if (!res.ok) {
+      const reason = (doc && doc.outcome && doc.outcome.reason) || (doc && doc.error) || res.statusText;
+      toast(reason, res.status === 409 ? "warn" : "error");
+    }
+    return { ok: res.ok, status: res.status, doc };
+  }
+
+  function sourceStatus(live) {
+    const el = document.getElementById("source-status");
+    if (!el || !live) return;
+    const src = live.source || {};
+    const state = src.state || "none";
+    el.dataset.state = state;
+    el.querySelector(".text").textContent =
+      state === "none" ? "no camera" : state + (src.name ? " · " + src.name : "");
+    el.title = src.detail || "";
+  }
+
+  window.__doomLatencies = [];
+  /** Subscribe to the server's pushed state for a view; calls render(payload) on each update. */
+  function stream(view, render) {
+    let es = null;
+    let lastCaptured = 0;
+    function open() {
+      es = new EventSource("/api/stream?view=" + encodeURIComponent(view));
+      es.onmessage = (msg) => {
+        const payload = JSON.parse(msg.data);
+        sourceStatus(payload.live);
+        try {
+          render(payload);
+        } finally {
+          const cap = payload.live && payload.live.captured_at;
+          if (cap && cap !== lastCaptured) {
+            lastCaptured = cap;
+            // time from the frame's capture to the page showing what was read in it
+            window.__doomLatencies.push(Date.now() / 1000 - cap);
+            if (window.__doomLatencies.length > 500) window.__doomLatencies.shift();
+          }
+          document.body.dataset.ready = "1";
+        }
+      };
+      es.onerror = () => { sourceStatus({ source: { state: "reconnecting" } }); };
+    }
+    open();
+    window.addEventListener("beforeunload", () => es && es.close());
+  }
+
+  const pip = (v) => (v === null || v === undefined ? "?" : String(v));
+  function die(value, attrs) {
+    const a = Object.assign({ class: "die" }, attrs || {});
+    if (value === null || value === undefined) a.class += " unknown";
+    return h("span", a, pip(value));
+  }
+
+  return { h, api, toast, stream, die, token };
+})();

@@ -1,0 +1,45 @@
+"""Helpers of the browser tests: a waitress server in a thread and Debian's Chromium."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import waitress
+from flask import Flask
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@dataclass
+class Served:
+    app: Flask
+    url: str
+
+
+@contextmanager
+def serve(app: Flask) -> Iterator[Served]:
+    """Serve ``app`` with waitress on a free loopback port in a thread, until the block ends."""
+    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=24,
+                                    channel_timeout=30)
+    port = server.socket.getsockname()[1]
+    thread = threading.Thread(target=server.run, name="waitress", daemon=True)
+    thread.start()
+    try:
+        yield Served(app, f"http://127.0.0.1:{port}")
+    finally:
+        app.extensions["doom"].close()
+        server.close()
+        server.task_dispatcher.shutdown(timeout=5)
+        thread.join(timeout=5)
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from companion.web import WebConfig, create_app
+
+from .conftest import counter_hub
+
+
+def new_game(client, target=10):
+    res = client.post("/api/games", json={"kind": "cat", "title": "t",
+                                          "setup": {"target": target}})
+    assert res.status_code == 201, res.json
+    return res.json["game"]["id"]
+
+
+@pytest.mark.parametrize("path", ["/", "/cat", "/machine", "/history"])
+def test_every_page_is_served(client, path):
+    res = client.get(path)
+    assert res.status_code == 200
+    assert b"Doom Companion" in res.data
+    assert b"common.js" in res.data
+
+
+def test_static_files_and_favicon(client):
+    for path in ("/static/style.css", "/static/common.js", "/static/cat.js",
+                 "/static/machine.js", "/static/live.js", "/static/history.js", "/favicon.ico"):
+        res = client.get(path)
+        assert res.status_code == 200, path
+        res.close()
+
+
+def test_status_names_engines_and_what_is_unavailable(client):
+    doc = client.get("/api/status").json
+    assert doc["engines"]["cat"]["available"]
+    assert not doc["engines"]["machine"]["available"]
+    assert "missing" in doc["engines"]["machine"]["reason"]
+    assert doc["live"]["source"]["state"] == "none"
+    assert doc["token_required"] is False
+
+
+def test_a_game_is_created_played_undone_redone_and_listed(client):
+    gid = new_game(client)
+    res = client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 4}})
+    assert res.status_code == 200 and res.json["state"]["total"] == 4
+    assert res.json["outcome"]["ok"]
+    assert client.post(f"/api/games/{gid}/undo", json={}).json["state"]["total"] == 0
+    assert client.post(f"/api/games/{gid}/redo", json={}).json["state"]["total"] == 4
+    games = client.get("/api/games").json["games"]
+    assert games[0]["id"] == gid and games[0]["current"] and games[0]["events"] == 1
+    assert client.get("/api/games/current/cat").json["current"]["game"]["id"] == gid
+    assert client.get(f"/api/games/{gid}").json["can_undo"]
+
+
+def test_a_rules_refusal_is_409_with_the_reason_and_changes_nothing(client):
+    gid = new_game(client, target=5)
+    res = client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 6}})
+    assert res.status_code == 409
+    assert "over the target" in res.json["outcome"]["reason"]
+    assert res.json["state"]["total"] == 0
+
+
+def test_a_correction_and_its_refusal(client):
+    gid = new_game(client, target=10)
+    eid = client.post(f"/api/games/{gid}/events",
+                      json={"event": {"type": "add", "n": 3}}).json["outcome"]["event_id"]
+    client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 6}})
+    ok = client.post(f"/api/games/{gid}/events/{eid}", json={"event": {"type": "add", "n": 4}})
+    assert ok.status_code == 200 and ok.json["state"]["total"] == 10
+    bad = client.post(f"/api/games/{gid}/events/{eid}", json={"event": {"type": "add", "n": 5}})
+    assert bad.status_code == 409
+    assert bad.json["outcome"]["reason"].startswith("correction refused")
+    assert bad.json["state"]["total"] == 10
+    missing = client.post(f"/api/games/{gid}/events/999", json={"event": {"type": "add", "n": 1}})
+    assert missing.status_code == 400 and "999" in missing.json["error"]
+
+
+@pytest.mark.parametrize(("path", "payload", "status", "fragment"), [
+    ("/api/games", {"kind": "chess", "setup": {}}, 400, "$.kind"),
+    ("/api/games", {"kind": "cat"}, 400, "'setup' is a required property"),
+    ("/api/games", {"kind": "cat", "setup": {}, "evil": 1}, 400, "Additional properties"),
+    ("/api/games", {"kind": "cat", "setup": {"target": "x"}}, 400, "setup: at $.target"),
+    ("/api/games", {"kind": "cat", "setup": {"target": 13}}, 400, "unlucky"),
+    ("/api/games", {"kind": "machine", "setup": {}}, 503, "engine is missing"),
+    ("/api/games", {"kind": "cat", "setup": {}, "campaign_id": 7}, 400, "setup"),
+    ("/api/games", [1, 2], 400, "is not of type 'object'"),
+    ("/api/campaigns", {"title": "x", "goals": [1, 2, 3]}, 400, "$.goals"),
+    ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400, "non-unique"),
+    ("/api/games/import", {"format": "zip"}, 400, "body: at $"),
+])
+def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status, fragment):
+    res = client.post(path, json=payload)
+    assert res.status_code == status
+    assert fragment in res.json["error"]
+
+
+def test_game_endpoints_refuse_bad_events_and_unknown_games(client):
+    gid = new_game(client)
+    res = client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 9}})
+    assert res.status_code == 400 and "event: at $.n" in res.json["error"]
+    assert client.post(f"/api/games/{gid}/events", json={}).status_code == 400
+    assert client.post("/api/games/42/events",
+                       json={"event": {"type": "add", "n": 1}}).status_code == 404
+    assert client.get("/api/games/42").status_code == 404
+    assert client.post(f"/api/games/{gid}/undo", json={}).status_code == 409
+    assert client.post(f"/api/games/{gid}/redo", json={}).status_code == 409
+    assert client.post(f"/api/games/{gid}/undo", json={"x": 1}).status_code == 400
+    assert client.get("/api/games/current/chess").status_code == 404
+    assert client.get("/api/games/42/export").status_code == 404
+    assert client.get("/api/nothing").status_code == 404
+    assert client.get(f"/api/games/{gid}/share.png").status_code == 404
+
+
+def test_a_body_that_is_not_json_is_refused(client):
+    assert client.post("/api/games", data="kind=cat").status_code == 415
+    res = client.post("/api/games", data="{nope", content_type="application/json")
+    assert res.status_code == 400 and "not valid JSON" in res.json["error"]
+
+
+def test_a_body_over_the_limit_is_413(client):
+    res = client.post("/api/games/import", data=b"{" + b" " * (70 * 1024) + b"}",
+                      content_type="application/json")
+    assert res.status_code == 413 and "too large" in res.json["error"]
+
+
+def test_export_then_import(client):
+    gid = new_game(client)
+    client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 2}})
+    res = client.get(f"/api/games/{gid}/export")
+    assert res.status_code == 200 and "attachment" in res.headers["Content-Disposition"]
+    doc = json.loads(res.data)
+    imported = client.post("/api/games/import", json=doc)
+    assert imported.status_code == 201
+    new = imported.json["id"]
+    assert client.get(f"/api/games/{new}").json["state"]["total"] == 2
+
+
+def test_campaigns(client):
+    res = client.post("/api/campaigns", json={"title": "Winter", "goals": list(range(1, 10)),
+                                              "players": ["Ann"]})
+    assert res.status_code == 201
+    cid = res.json["id"]
+    gid = client.post("/api/games", json={"kind": "cat", "setup": {"target": 3},
+                                          "campaign_id": cid}).json["game"]["id"]
+    doc = client.get(f"/api/campaigns/{cid}").json
+    assert doc["setup"]["goals"][0] == 1 and doc["games"][0]["id"] == gid
+    assert client.get("/api/campaigns").json["campaigns"][0]["title"] == "Winter"
+    assert client.get("/api/campaigns/99").status_code == 404
+
+
+def test_make_current(client):
+    first = new_game(client)
+    second = new_game(client)
+    assert client.get("/api/games/current/cat").json["current"]["game"]["id"] == second
+    assert client.post(f"/api/games/{first}/current", json={}).status_code == 200
+    assert client.get("/api/games/current/cat").json["current"]["game"]["id"] == first
+
+
+def test_the_stream_pushes_the_state_of_the_view(client):
+    new_game(client)
+    res = client.get("/api/stream?view=cat", buffered=False)
+    assert res.mimetype == "text/event-stream"
+    chunks = iter(res.response)
+    assert next(chunks).startswith(b"retry:")
+    first = next(chunks).decode()
+    assert first.startswith("data: ")
+    payload = json.loads(first[6:])
+    assert payload["current"]["state"]["total"] == 0
+    assert payload["engine"]["available"]
+    res.close()
+    assert client.get("/api/stream?view=nope").status_code == 400
+
+
+def test_the_video_is_mjpeg(client):
+    res = client.get("/video.mjpg", buffered=False)
+    assert res.mimetype == "multipart/x-mixed-replace"
+    part = next(iter(res.response))
+    assert part.startswith(b"--frame\r\nContent-Type: image/jpeg")
+    assert b"\xff\xd8" in part
+    res.close()
+    still = client.get("/api/live/frame.jpg")
+    assert still.data[:2] == b"\xff\xd8"
+
+
+def test_a_token_guards_every_state_change(tmp_path):
+    app = create_app(WebConfig(db_path=tmp_path / "t.sqlite", source="none", live=False,
+                               host="0.0.0.0"), hub=counter_hub(tmp_path / "t.sqlite"))
+    token = app.extensions["doom"].config.token
+    assert token
+    client = app.test_client()
+    body = {"kind": "cat", "setup": {"target": 3}}
+    assert client.post("/api/games", json=body).status_code == 403
+    assert client.post("/api/games", json=body,
+                       headers={"X-Doom-Token": "wrong"}).status_code == 403
+    assert client.post("/api/games", json=body,
+                       headers={"X-Doom-Token": token}).status_code == 201
+    assert client.get("/api/games").status_code == 200   # reading needs no token
+    assert client.get("/api/status").json["token_required"]
+    app.extensions["doom"].close()
+
+
+@pytest.mark.parametrize(("host", "needs_token"), [
+    ("127.0.0.1", False), ("localhost", False), ("::1", False), ("0.0.0.0", True),
+    ("192.168.1.20", True),
+])
+def test_the_token_is_on_only_off_loopback(host, needs_token):
+    assert bool(WebConfig(host=host).token) is needs_token
