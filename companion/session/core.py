@@ -111,6 +111,11 @@ class GameSession:
         if problem:
             raise BadInput(problem)
         with self._lock:
+            complete = getattr(self.engine, "complete", None)
+            if complete is not None:
+                # values the players asked the program for (a virtual roll) are drawn here,
+                # once, and stored with the event: the fold stays deterministic
+                event = complete(self.state, event)
             try:
                 new_state = self.engine.apply(self.state, event)
             except Refused as exc:

@@ -111,3 +111,23 @@ const Doom = (() => {
 
   return { h, api, toast, stream, die, token };
 })();
+
+/* A small popover menu next to an element: Doom.pick(el, [{label, value}], onPick). */
+Doom.pick = (anchor, options, onPick, title) => {
+  const { h } = Doom;
+  document.querySelectorAll(".picker").forEach((p) => p.remove());
+  const box = h("div", { class: "picker", role: "menu" },
+    title ? h("div", { class: "picker-title" }, title) : null,
+    h("div", { class: "picker-options" }, options.map((o) => h("button", {
+      class: "ghost" + (o.current ? " current" : ""), "data-value": String(o.value),
+      onclick: (ev) => { ev.stopPropagation(); box.remove(); onPick(o.value); },
+    }, o.label))));
+  document.body.append(box);
+  const r = anchor.getBoundingClientRect();
+  box.style.left = Math.max(8, Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - box.offsetWidth - 8)) + "px";
+  box.style.top = (window.scrollY + r.bottom + 6) + "px";
+  setTimeout(() => document.addEventListener("click", function close(ev) {
+    if (!box.contains(ev.target)) { box.remove(); document.removeEventListener("click", close); }
+  }), 0);
+  return box;
+};

@@ -1,0 +1,156 @@
+"""The Doom Machine adapter: session events are the engine's events (``companion.machine``).
+
+The stored setup carries the engine's shuffled ``setup`` event, so a stored game always folds
+to the same machine. Dice values a ``roll`` or ``reroll`` lacks (the "roll for me" button) are
+filled by :meth:`MachineAdapter.complete` before the event is checked and stored, so the log
+holds the values and the fold stays deterministic.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from companion.errors import BadInput
+from companion.session.engine import EngineMissing, Refused
+
+try:
+    from companion.machine import game as engine
+    from companion.machine.catalogue import load_catalogue
+except ImportError as exc:  # pragma: no cover - the page says the engine is missing
+    raise EngineMissing(f"the Doom Machine rules engine is not installed yet ({exc.name})") \
+        from exc
+
+PART_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,40}$"}
+FACE = {"type": "integer", "minimum": 1, "maximum": 6}
+DIE_ID = {"type": "integer", "minimum": 0, "maximum": 31}
+LOG_KEEP = 400
+
+
+@dataclass(frozen=True)
+class MachineState:
+    """The engine's state and the log lines of every event so far (newest last)."""
+
+    game: dict[str, Any]
+    log: tuple[str, ...] = ()
+
+
+class MachineAdapter:
+    kind = "machine"
+    title = "Doom Machine"
+
+    def __init__(self) -> None:
+        self.catalogue = load_catalogue()
+
+    # -- schemas -------------------------------------------------------------------------
+    def setup_schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "properties": {
+            "hard": {"type": "boolean"},
+            "seed": {"type": "integer", "minimum": 0, "maximum": 2**31},
+            "players": {"type": "array", "maxItems": 1,
+                        "items": {"type": "string", "maxLength": 24}},
+        }}
+
+    def event_schema(self) -> dict[str, Any]:
+        return {"type": "object", "required": ["type"], "additionalProperties": False,
+                "properties": {
+                    "type": {"enum": ["roll", "modify", "reroll", "shield", "attack",
+                                      "end_turn", "cycle", "grow"]},
+                    "dice": {"anyOf": [
+                        {"type": "object", "maxProperties": 10,
+                         "patternProperties": {"^[0-9]{1,2}$": FACE},
+                         "additionalProperties": False},
+                        {"type": "array", "items": DIE_ID, "maxItems": 5}]},
+                    "die": DIE_ID, "delta": {"enum": [-1, 1]}, "value": FACE,
+                    "part": PART_ID, "source": {"enum": ["camera", "manual", "random"]},
+                }}
+
+    def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
+        hard = bool(setup.get("hard", False))
+        seed = int(setup["seed"]) if "seed" in setup else random.SystemRandom().randrange(2**31)
+        event = engine.setup_event(random.Random(seed), hard, self.catalogue)
+        return {"hard": hard, "seed": seed, "setup_event": event}
+
+    # -- folding -------------------------------------------------------------------------
+    def initial(self, setup: Mapping[str, Any]) -> MachineState:
+        event = setup.get("setup_event")
+        if not isinstance(event, Mapping):
+            raise Refused("the stored setup lacks its shuffled deck")
+        return self.apply(MachineState(engine.initial_state()), event)
+
+    def apply(self, state: MachineState, event: Mapping[str, Any]) -> MachineState:
+        if state.game.get("phase") == "over":
+            raise Refused("the game is over")
+        try:
+            game = engine.apply(state.game, dict(event), self.catalogue)
+        except engine.IllegalAction as exc:
+            raise Refused(exc.reason) from None
+        except BadInput as exc:
+            raise Refused(str(exc)) from None
+        lines = tuple(game.get("log", []))
+        return MachineState(game, (*state.log, *lines)[-LOG_KEEP:])
+
+    def complete(self, state: MachineState, event: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill the values of a roll/re-roll made "for me" (random, then stored)."""
+        out = dict(event)
+        if out.get("type") in ("roll", "reroll") and "dice" not in out and "value" not in out:
+            out = engine.complete(state.game, out, random.Random(random.SystemRandom()
+                                                                 .randrange(2**63)))
+            out["source"] = "random"
+        return out
+
+    # -- views ---------------------------------------------------------------------------
+    def part_name(self, part_id: str) -> str:
+        try:
+            return self.catalogue.part(part_id).name
+        except (KeyError, BadInput):
+            return part_id
+
+    def view(self, state: MachineState) -> dict[str, Any]:
+        v = engine.view(state.game, self.catalogue)
+        legal = engine.legal_actions(state.game, self.catalogue) \
+            if state.game.get("phase") not in ("setup", "over") else []
+        v["legal"] = legal
+        v["log"] = list(state.log[-120:])
+        v["last_log"] = list(state.game.get("log", []))
+        v["next_step"] = legal[0] if state.game.get("phase") == "machine" and legal else None
+        v["next_step_text"] = self.describe(legal[0]) if v["next_step"] else ""
+        v["to_roll"] = [d["id"] for d in state.game.get("dice", []) if d["at"] == "ready"]
+        return v
+
+    def describe(self, event: Mapping[str, Any]) -> str:
+        t = event.get("type")
+        if t == "roll":
+            dice = event.get("dice")
+            faces = " ".join(str(v) for _, v in sorted(dice.items(), key=lambda kv: int(kv[0]))) \
+                if isinstance(dice, Mapping) else "?"
+            src = " (camera)" if event.get("source") == "camera" else ""
+            return f"roll {faces}{src}"
+        if t == "modify":
+            return f"die {event.get('die')} {'+1' if event.get('delta') == 1 else '-1'}"
+        if t == "reroll":
+            return f"re-roll die {event.get('die')} -> {event.get('value', '?')}"
+        if t == "shield":
+            return f"shield with die {event.get('die')}"
+        if t == "attack":
+            dice = ", ".join(str(d) for d in event.get("dice", []))
+            return f"attack {self.part_name(str(event.get('part')))} with dice {dice}"
+        if t == "end_turn":
+            return "end of the player phase"
+        if t == "cycle":
+            return f"machine: {self.part_name(str(event.get('part')))} cycles"
+        if t == "grow":
+            return "machine grows: a new part is drawn"
+        if t == "setup":
+            return "setup"
+        return str(t)
+
+    def result(self, state: MachineState) -> dict[str, Any] | None:
+        outcome = state.game.get("outcome")
+        if not outcome:
+            return None
+        turn = state.game.get("turn")
+        word = "won: the Doom Core is destroyed" if outcome == "won" else "lost: 0 HP"
+        return {"outcome": outcome, "turn": turn, "summary": f"{word} (turn {turn})"}
