@@ -125,14 +125,14 @@ def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(tmp_path, page)
         for die in range(len(faces)):
             page.click(f".hand button.die[data-die='{die}']")
         page.click(f".part[data-part='{part['part']}']")
-        hp_text = f"{part['hp'] - 1}" if part["hp"] > 1 else None
-        if hp_text:
-            page.wait_for_selector(f".part[data-part='{part['part']}'] .part-hp .die:text('{hp_text}')")
+        card = f".part[data-part='{part['part']}']"
+        if part["hp"] > 1:
+            page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp'] - 1}')")
         else:
-            page.wait_for_selector(f".part[data-part='{part['part']}']", state="detached")
+            page.wait_for_selector(card, state="detached")
         # undo the attack, then redo it
         page.click("#undo")
-        page.wait_for_selector(f".part[data-part='{part['part']}'] .part-hp .die:text('{part['hp']}')")
+        page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp']}')")
         page.click("#redo")
         page.wait_for_selector("#end-turn")
         shot(page, "machine-turn")
