@@ -497,7 +497,7 @@ class FrameSource:
                 if count > 0 and offline:
                     media_offset += count * (1.0 / fps)
                     if not self.config.loop:
-                        self._set_status(state="ended", retry_in=None)
+                        self._set_status(state="ended", retry_in=None, fps=0.0)
                         break
                     loop += 1
                     self._set_status(loops=loop)
@@ -516,8 +516,10 @@ class FrameSource:
                                  retry_in=None)
                 break
             delay = self.config.backoff(attempt)
+            with self._cond:
+                self._times.clear()
             self._set_status(state="retrying", last_error=error, attempt=attempt,
-                             retry_in=delay)
+                             retry_in=delay, fps=0.0)
             if self._stop.wait(delay):
                 break
         if self._stop.is_set():

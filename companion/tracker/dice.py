@@ -30,10 +30,11 @@ missing and every die in view is settled, and only for what changed since the la
   without tumbling (Doom Machine's +/-1 slot): :class:`DieNudged`;
 - a die moved by hand to another place with the same face: no event (the table is updated).
 
-A die counts as rolled when it was seen moving (or its readings flickered) before it settled;
-a die that appears already still is taken as set down by hand. Three dice or more of one value in
-an event are listed in ``triples`` (Doom Cat: a rolled triple is wild for all players). A die
-whose vote is ``None`` (cocked, or unreadable) is named in ``needs_player``.
+A die counts as rolled when it was seen moving before it settled, or appeared while other dice
+were rolling; a die that appears already still on a quiet table is taken as set down by hand.
+Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
+triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
+in ``needs_player``.
 
 Convention: boxes are ``[x0, y0, x1, y1]`` in pixels, origin top-left; distances are measured
 between box centres in units of the die's size (mean box side), so thresholds do not depend on
@@ -154,11 +155,12 @@ class _Track:
     still: int = 1
     keys: deque[_Key] = field(default_factory=deque)
     missed: int = 0
-    tumbled: bool = False  # seen moving, or its readings flickering, since it last settled
+    tumbled: bool = False  # seen moving (or born while others rolled) since it last settled
     last_key: _Key | None = None
     reported: SettledDie | None = None  # as it was in the last event
     reported_center: tuple[float, float] | None = None
     previous: tuple[float, float] = (0.0, 0.0)  # centre in the frame before
+    born: int = 0  # the frame (count of updates) it first appeared in
 
     def __post_init__(self) -> None:
         self.previous = self.center
@@ -192,6 +194,7 @@ class DiceTracker:
         self._next_id = 1
         self._t: float | None = None
         self._hand = False
+        self._frame = 0
 
     # ------------------------------------------------------------------ public
     def update(self, reading: DiceReading, t: float, *, hand: bool = False,
@@ -207,6 +210,7 @@ class DiceTracker:
             raise ValueError(f"frame time must be finite and not decrease: {self._t} -> {t}")
         self._t = t
         self._hand = hand
+        self._frame += 1
         detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence]
         self._associate(detections)
         if hand or any(tr.missed for tr in self._tracks):
@@ -283,7 +287,7 @@ class DiceTracker:
         for det in fresh:
             tr = _Track(id=self._next_id, bbox=det.bbox,
                         color_votes=deque([det.color], maxlen=cfg.vote_frames),
-                        anchor=_center(det.bbox), tumbled=busy)
+                        anchor=_center(det.bbox), tumbled=busy, born=self._frame)
             tr.keys = deque([(det.value, det.state)], maxlen=cfg.undecided_frames)
             tr.last_key = (det.value, det.state)
             self._next_id += 1
@@ -304,9 +308,7 @@ class DiceTracker:
             tr.keys.clear()
             tr.tumbled = True
         else:
-            tr.still += 1
-            if tr.last_key is not None and key != tr.last_key and self._settled(tr) is None:
-                tr.tumbled = True
+            tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append(key)
         tr.last_key = key
 
@@ -344,6 +346,10 @@ class DiceTracker:
                 assert tr.reported_center is not None
                 near = _dist(tr.center, tr.reported_center) <= cfg.nudge_distance * tr.size
                 (nudged if near or not tr.tumbled else rolled).append(tr)
+        births = [tr.born for tr in rolled if tr.reported is None]
+        if births:  # dice that appeared once the roll had begun belong to it
+            rolled += [tr for tr in placed if tr.born >= min(births)]
+            placed = [tr for tr in placed if tr.born < min(births)]
         if not rolled and not placed and not nudged:
             # Dice taken away (maybe to be set down elsewhere): nothing to say yet.
             self._report()

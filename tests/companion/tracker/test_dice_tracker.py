@@ -274,3 +274,22 @@ def test_permuting_the_readers_dice_order_changes_nothing(seed, n_dice):
     a, _ = run(frames)
     b, _ = run(shuffled)
     assert [(i, e.to_json()) for i, e in a] == [(i, e.to_json()) for i, e in b]
+
+
+def test_a_die_set_down_with_a_flickering_reading_is_still_a_nudge():
+    # The reader hesitates over the new face for two frames: that is not a roll.
+    noisy = [[THREE[0], THREE[1], die(v, 500, 300)] for v in (6, 2, 6, 2)]
+    frames = still(THREE, 6) + [THREE[:2]] * 5 + noisy + still([*THREE[:2], die(6, 500, 300)], 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 3 nudged: 5 -> 6"]
+
+
+def test_a_die_appearing_while_others_roll_is_part_of_the_roll():
+    five = [die(v, 100 + 100 * i, 100) for i, v in enumerate([1, 2, 3, 4, 5])]
+    kept, new = five[:3], [die(6, 150, 300), die(6, 300, 300)]
+    rolling = [[*kept, die(3, 150 - 30 * k, 300 + 10 * k), die(4, 300, 300)]
+               for k in range(4, 0, -1)]  # the second new die lands still at once
+    frames = still(five, 6) + [kept] * 5 + rolling + still(kept + new, 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == [
+        "roll settled: 1 2 3 4 5", "re-roll settled: 6 6 (was 4 5); dice now 1 2 3 6 6"]
