@@ -1,0 +1,185 @@
+"""A sigil layout as plain geometry, whatever form the layout arrives in.
+
+The Doom Cat catalogue (``companion.doomcat.layouts``) owns the layout files and their schema.
+The card drawing, the synthetic renderer and card registration only need the geometry, so they
+accept a layout as a mapping (the JSON document), as an object with the same attributes, or as
+an object with ``to_json()``; :func:`card_geometry` turns any of those into a
+:class:`CardGeometry`. Nothing here knows a rule of the game.
+
+Convention: card geometry is in millimetres on the card, origin at the card's top-left corner,
+x to the right, y down; points are ``(x, y)``; boxes are ``[x0, y0, x1, y1]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from companion.errors import BadInput
+
+__all__ = ["CandleGeom", "CardGeometry", "MarkerGeom", "card_geometry", "segment_distance"]
+
+
+@dataclass(frozen=True)
+class CandleGeom:
+    """One candle: its printed number, centre ``(x, y)`` in mm and radius in mm."""
+
+    number: int
+    center: tuple[float, float]
+    radius: float
+
+
+@dataclass(frozen=True)
+class MarkerGeom:
+    """One ArUco marker: its id, centre ``(x, y)`` in mm and side (black square) in mm."""
+
+    id: int
+    center: tuple[float, float]
+    size: float
+
+    def corners(self) -> np.ndarray:
+        """The marker's 4 corners in mm, in OpenCV's order (TL, TR, BR, BL), shape (4, 2)."""
+        cx, cy = self.center
+        h = self.size / 2.0
+        return np.array([[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h], [cx - h, cy + h]],
+                        np.float64)
+
+
+@dataclass(frozen=True)
+class CardGeometry:
+    """The geometry of one sigil layout (see the module docstring for the convention)."""
+
+    name: str
+    size_mm: tuple[float, float]
+    candles: tuple[CandleGeom, ...]
+    stars: tuple[tuple[float, float], ...] = ()
+    vertical_x: float | None = None
+    horizontal_y: float | None = None
+    top_boxes: tuple[tuple[float, float, float, float], ...] = ()
+    score_boxes: tuple[tuple[float, float, float, float], ...] = ()
+    marker_dictionary: str = "DICT_4X4_50"
+    markers: tuple[MarkerGeom, ...] = ()
+    must_curve: frozenset[tuple[int, int]] = field(default_factory=frozenset)
+
+    @property
+    def width(self) -> float:
+        return float(self.size_mm[0])
+
+    @property
+    def height(self) -> float:
+        return float(self.size_mm[1])
+
+    @property
+    def aspect(self) -> float:
+        """Width over height of the card."""
+        return self.width / self.height
+
+    def centers(self) -> np.ndarray:
+        """Candle centres in mm, shape (12, 2)."""
+        return np.array([c.center for c in self.candles], np.float64)
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every candle pair ``(a, b)``, a < b (66 for 12 candles)."""
+        return list(itertools.combinations(range(len(self.candles)), 2))
+
+    def blocking_candle(self, a: int, b: int, clearance: float = 1.0) -> int | None:
+        """The candle closest to the straight chord a-b if the chord passes within
+        ``clearance`` mm of its outline, else ``None``."""
+        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
+        best: tuple[float, int] | None = None
+        for k, c in enumerate(self.candles):
+            if k in (a, b):
+                continue
+            gap = segment_distance(np.array(c.center), pa, pb) - c.radius
+            if gap < clearance and (best is None or gap < best[0]):
+                best = (gap, k)
+        return None if best is None else best[1]
+
+
+def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Distance from point ``p`` to the segment ``a``-``b`` (any unit, all in the same)."""
+    ab = b - a
+    denom = float(np.dot(ab, ab))
+    t = 0.0 if denom == 0 else float(np.clip(np.dot(p - a, ab) / denom, 0.0, 1.0))
+    return float(np.linalg.norm(p - (a + t * ab)))
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def _as_doc(layout: Any) -> Any:
+    if isinstance(layout, Mapping):
+        return layout
+    to_json = getattr(layout, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return layout
+
+
+def _point(value: Any) -> tuple[float, float]:
+    x, y = value
+    return float(x), float(y)
+
+
+def card_geometry(layout: Any) -> CardGeometry:
+    """Return the geometry of a layout given as a mapping, an object, or a :class:`CardGeometry`.
+
+    Parameters
+    ----------
+    layout
+        The layout document of DESIGN.md (``name``, ``size_mm``, ``candles``, ``stars``,
+        ``dividers``, ``top_boxes``, ``score_boxes``; optional ``markers`` and
+        ``must_curve``), in any of the accepted forms.
+
+    Raises
+    ------
+    BadInput
+        When a required key is missing or malformed.
+
+    Examples
+    --------
+    >>> g = card_geometry({"name": "X", "size_mm": [88, 126],
+    ...                    "candles": [{"number": 1, "center": [10, 20], "radius": 4}]})
+    >>> g.candles[0].center, g.aspect < 1
+    ((10.0, 20.0), True)
+    """
+    if isinstance(layout, CardGeometry):
+        return layout
+    doc = _as_doc(layout)
+    try:
+        candles = tuple(
+            CandleGeom(int(_get(c, "number")), _point(_get(c, "center")),
+                       float(_get(c, "radius", 4.0)))
+            for c in _get(doc, "candles"))
+        dividers = _get(doc, "dividers") or {}
+        markers_doc = _get(doc, "markers") or {}
+        markers = tuple(
+            MarkerGeom(int(_get(m, "id")), _point(_get(m, "center")), float(_get(m, "size")))
+            for m in (_get(markers_doc, "items") or ()))
+        must = frozenset(tuple(sorted((int(p[0]), int(p[1]))))
+                         for p in (_get(doc, "must_curve") or ()))
+        return CardGeometry(
+            name=str(_get(doc, "name", "?")),
+            size_mm=_point(_get(doc, "size_mm", (88.0, 126.0))),
+            candles=candles,
+            stars=tuple(_point(s) for s in (_get(doc, "stars") or ())),
+            vertical_x=(None if _get(dividers, "vertical_x") is None
+                        else float(_get(dividers, "vertical_x"))),
+            horizontal_y=(None if _get(dividers, "horizontal_y") is None
+                          else float(_get(dividers, "horizontal_y"))),
+            top_boxes=tuple(tuple(float(v) for v in b) for b in (_get(doc, "top_boxes") or ())),
+            score_boxes=tuple(tuple(float(v) for v in b)
+                              for b in (_get(doc, "score_boxes") or ())),
+            marker_dictionary=str(_get(markers_doc, "dictionary", "DICT_4X4_50")),
+            markers=markers,
+            must_curve=must,
+        )
+    except (TypeError, ValueError, KeyError) as exc:
+        raise BadInput(f"layout {_get(doc, 'name', '?')!r}: malformed geometry: {exc}") from None

@@ -1,0 +1,125 @@
+"""Random sigil states a real game could reach, for synthetic photos.
+
+A game is simulated turn by turn the way the rulebook describes it: write a number in the
+leftmost empty top box (a number at most twice per card, the second write circled), draw one line
+between two candles, cross out a candle showing the written number. The line is chosen among the
+legal ones.
+
+Legality of a line: the interim checks here use straight chords between candle centres (no
+crossed candle, one line per pair, not through another candle unless the layout marks the pair
+``must_curve``, not crossing a line that shares one of its candles, not through an existing
+intersection). When the Doom Cat engine's own line check is available
+(``companion.doomcat``), it is used instead: see :func:`line_checker`.
+
+Convention: candle geometry in millimetres, origin top-left of the card; candles are the indices
+of the layout's ``candles`` list; lines are pairs ``(a, b)``, a < b.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from calibration.geometry import CardGeometry, card_geometry, segment_distance
+from vision.readings import N_TOP_BOXES, SigilState, TopBox
+
+__all__ = ["LineCheck", "chord_line_ok", "line_checker", "random_state"]
+
+#: ``check(state_so_far, a, b) -> bool``: may the line a-b be drawn next on this card?
+LineCheck = Callable[[SigilState, int, int], bool]
+
+
+def _cross(p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray | None:
+    """Intersection point of the open segments p-q and r-s, or None."""
+    d1, d2 = q - p, s - r
+    den = d1[0] * d2[1] - d1[1] * d2[0]
+    if abs(den) < 1e-12:
+        return None
+    t = ((r[0] - p[0]) * d2[1] - (r[1] - p[1]) * d2[0]) / den
+    u = ((r[0] - p[0]) * d1[1] - (r[1] - p[1]) * d1[0]) / den
+    if 1e-9 < t < 1 - 1e-9 and 1e-9 < u < 1 - 1e-9:
+        return p + t * d1
+    return None
+
+
+def chord_line_ok(geom: CardGeometry, state: SigilState, a: int, b: int,
+                  clearance_mm: float = 0.5, intersection_mm: float = 1.5) -> bool:
+    """Interim straight-chord legality of drawing a-b next (see the module docstring)."""
+    a, b = min(a, b), max(a, b)
+    if a == b or (a, b) in state.lines or a in state.crossed or b in state.crossed:
+        return False
+    pts = geom.centers()
+    pa, pb = pts[a], pts[b]
+    if (a, b) not in geom.must_curve:
+        for k, c in enumerate(geom.candles):
+            if k not in (a, b) and segment_distance(pts[k], pa, pb) < c.radius + clearance_mm:
+                return False
+    crossings = []
+    for c, d in state.lines:
+        shared = {a, b} & {c, d}
+        x = _cross(pa, pb, pts[c], pts[d])
+        if x is not None:
+            if shared:
+                return False
+            crossings.append(x)
+    # Not through an existing intersection of two other lines.
+    for (c, d), (e, f) in itertools.combinations(state.lines, 2):
+        x = _cross(pts[c], pts[d], pts[e], pts[f])
+        if x is not None and segment_distance(x, pa, pb) < intersection_mm:
+            return False
+    # Nor so close to a crossing of its own with another crossing that they merge.
+    return all(np.linalg.norm(x - y) >= intersection_mm
+               for x, y in itertools.combinations(crossings, 2))
+
+
+def line_checker(layout: Any) -> LineCheck:
+    """The best line check available for ``layout``: the engine's if present, else chords."""
+    geom = card_geometry(layout)
+    try:  # the Doom Cat engine, when it provides a move check
+        from companion.doomcat import rules  # type: ignore[attr-defined]
+
+        engine_check = getattr(rules, "line_allowed", None)
+    except ImportError:
+        engine_check = None
+    if engine_check is not None:  # pragma: no cover - depends on the engine's presence
+        def check(state: SigilState, a: int, b: int) -> bool:
+            return bool(engine_check(layout, state, a, b)) and chord_line_ok(geom, state, a, b)
+        return check
+    return lambda state, a, b: chord_line_ok(geom, state, a, b)
+
+
+def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None,
+                 check: LineCheck | None = None) -> SigilState:
+    """A state after ``turns`` turns (default: random 0-7, full cards most often).
+
+    Each turn writes a number (the second write of a number circled, no number thrice), draws a
+    legal line when one exists and crosses out an uncrossed candle showing the written number
+    when one is left.
+    """
+    geom = card_geometry(layout)
+    check = check or line_checker(layout)
+    if turns is None:
+        turns = int(rng.choice(np.arange(N_TOP_BOXES + 1),
+                               p=[0.04, 0.06, 0.08, 0.1, 0.12, 0.14, 0.16, 0.30]))
+    if not 0 <= turns <= N_TOP_BOXES:
+        raise ValueError(f"turns must be 0-{N_TOP_BOXES}, got {turns}")
+    state = SigilState(geom.name)
+    written: dict[int, int] = {}
+    for turn in range(turns):
+        value = int(rng.choice([v for v in range(1, 7) if written.get(v, 0) < 2]))
+        written[value] = written.get(value, 0) + 1
+        top = list(state.top)
+        top[turn] = TopBox(value, circled=written[value] == 2)
+        pairs = [p for p in geom.pairs() if check(state, *p)]
+        lines = list(state.lines)
+        if pairs:
+            lines.append(pairs[int(rng.integers(len(pairs)))])
+        crossed = list(state.crossed)
+        options = [i for i, c in enumerate(geom.candles) if c.number == value and i not in crossed]
+        if options:
+            crossed.append(int(rng.choice(options)))
+        state = SigilState(geom.name, tuple(lines), tuple(crossed), tuple(top))
+    return state

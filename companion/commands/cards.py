@@ -1,0 +1,152 @@
+"""``cards print``, ``cards register`` and ``render sigil``.
+
+- ``cards print --layout L --out FILE``: the printable companion card of a layout, at true size
+  (``.pdf``: vector, the card centred on an A4 page with crop marks; ``.png``: the card alone at
+  300 dpi).
+- ``cards register PHOTO --layout LAYOUT.json --name NAME``: store a printed card design (its
+  layout and the rectified blank card the reader subtracts) in the registry.
+- ``render sigil OUT --count N --seed S``: synthetic labelled sigil photos (see
+  :func:`write_sigil_set`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.errors import BadInput
+
+__all__ = ["SIGIL_LETTERS", "print_card", "register", "render_sigil", "write_sigil_set"]
+
+SIGIL_LETTERS = ("A", "B", "C", "D")
+
+
+def _load_layout(name: str) -> Any:
+    try:
+        from companion.doomcat.layouts import load_layout
+    except ImportError:  # pragma: no cover - until the Doom Cat catalogue is present
+        raise BadInput(f"layout {name!r}: the sigil layouts are not installed "
+                       "(companion.doomcat.layouts is missing)") from None
+    return load_layout(name)
+
+
+def print_card(args: argparse.Namespace) -> int:
+    """Handler of ``cards print``."""
+    from calibration.printing import write_card
+
+    out = Path(args.out)
+    write_card(_load_layout(args.layout), out)
+    print(f"wrote {out}")
+    return 0
+
+
+def register(args: argparse.Namespace) -> int:
+    """Handler of ``cards register``."""
+    from calibration.register import register_card
+
+    result = register_card(args.photo, args.layout, args.name)
+    print(f"registered card {args.name!r} in {result.folder} "
+          f"(found by {result.method}, {result.reference_shape[1]}x{result.reference_shape[0]} px)")
+    return 0
+
+
+def render_sigil(args: argparse.Namespace) -> int:
+    """Handler of ``render sigil``."""
+    layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
+    out = Path(args.out)
+    labels = write_sigil_set(out, args.count, args.seed, layouts)
+    print(f"wrote {len(labels)} photos and labels.json to {out}")
+    return 0
+
+
+def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]]) -> dict[str, Any]:
+    c = info.conditions
+    return {
+        "tilt_deg": round(c.tilt_deg, 1),
+        "rotation_deg": round(c.rotation_deg, 1),
+        "fill": round(float(cv2.contourArea(info.card_corners_px.astype(np.float32)))
+                      / (1280 * 720), 3),
+        "glare": c.glare > 0,
+        "glare_strength": round(c.glare, 2),
+        "ghosts": bool(ghosts),
+        "pen_color": ink.pen_color,
+        "pen_width_mm": round(ink.width_mm, 2),
+        "hand": c.hand,
+        "markers": card.markers,
+        "art": card.style.art,
+        "shadow": c.shadow > 0,
+        "defocus_px": round(c.defocus_px, 2),
+        "motion_px": round(c.motion_px, 2),
+        "noise": round(c.noise, 2),
+        "background": c.background,
+        "jpeg_quality": c.jpeg_quality,
+    }
+
+
+def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
+                    px_per_mm: float = 8.0, marker_share: float = 0.5,
+                    ghost_share: float = 0.3) -> list[dict[str, Any]]:
+    """Render ``count`` labelled sigil photos into ``out`` and write ``out/labels.json``.
+
+    Image ``i`` depends only on ``(seed, i)``. Each label is DESIGN.md's
+    ``{"image", "sigil"}`` plus ``layout``, ``conditions`` (tilt, glare, ghosts, pen colour,
+    hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
+    pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
+    """
+    from calibration.geometry import card_geometry
+    from calibration.states import line_checker, random_state
+    from vision.render.sigil import CardStyle, random_ink_style, render_photo, sample_conditions
+
+    if count < 1:
+        raise BadInput(f"--count must be 1 or more, got {count}")
+    if not layouts:
+        raise BadInput("no layouts to render")
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    geoms = [card_geometry(lay) for lay in layouts]
+    checks = [line_checker(lay) for lay in layouts]
+    labels: list[dict[str, Any]] = []
+    for i in range(count):
+        rng = np.random.default_rng([seed, i])
+        k = int(rng.integers(len(layouts)))
+        geom = geoms[k]
+        state = random_state(geom, rng, check=checks[k])
+        ghosts: list[list[int]] = []
+        if rng.random() < ghost_share:
+            free = [p for p in geom.pairs() if p not in state.lines
+                    and (p not in geom.must_curve)]
+            n = int(rng.integers(1, 7))
+            ghosts = [list(free[j]) for j in rng.choice(len(free), min(n, len(free)),
+                                                         replace=False)]
+        ink = random_ink_style(rng, ghosts=bool(ghosts),
+                               ghost_pairs=tuple(tuple(g) for g in ghosts))
+        markers = rng.random() < marker_share
+        style = CardStyle("companion" if markers else "printed", int(rng.integers(4)),
+                          px_per_mm)
+        conditions = sample_conditions(rng)
+        frame, label, info, card = render_photo(geom, state, rng, style=style, ink=ink,
+                                                conditions=conditions)
+        name = f"sigil_{i:05d}.jpg"
+        ok, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY,
+                                                conditions.jpeg_quality])
+        if not ok:  # pragma: no cover
+            raise RuntimeError("JPEG encoding failed")
+        (out / name).write_bytes(data.tobytes())
+        labels.append({
+            "image": name,
+            "sigil": label.to_json(),
+            "layout": geom.name,
+            "conditions": _conditions_doc(info, ink, card, ghosts),
+            "card_corners_px": [[round(float(x), 1), round(float(y), 1)]
+                                for x, y in info.card_corners_px],
+            "ghost_lines": sorted(ghosts),
+        })
+    (out / "labels.json").write_text(
+        "[\n" + ",\n".join(json.dumps(e) for e in labels) + "\n]\n", encoding="utf-8")
+    return labels
