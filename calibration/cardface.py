@@ -21,6 +21,7 @@ BGR ``uint8`` with pixel ``(i, j)`` covering the card area ``[j, j+1) x [i, i+1)
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,7 +33,7 @@ import numpy as np
 from calibration.geometry import CardGeometry, card_geometry
 
 __all__ = ["ART_STYLES", "CardFace", "Disc", "Poly", "Text", "band_mask", "card_face",
-           "face_items", "marker_bits", "rasterize"]
+           "decoration_items", "face_items", "marker_bits", "rasterize"]
 
 ART_STYLES = ("companion", "printed")
 RGB = tuple[int, int, int]
@@ -170,11 +171,11 @@ def band_mask(geom: CardGeometry, px_per_mm: float, margin_mm: float = 3.0) -> n
 _PALETTES: tuple[dict[str, RGB], ...] = (
     {"bg": (244, 236, 220), "frame": (58, 36, 82), "accent": (201, 160, 72),
      "candle": (252, 246, 232), "deco": (214, 200, 178), "text": (58, 36, 82)},
-    {"bg": (228, 236, 240), "frame": (28, 44, 66), "accent": (190, 150, 60),
+    {"bg": (228, 236, 240), "frame": (64, 104, 150), "accent": (226, 196, 120),
      "candle": (250, 250, 246), "deco": (196, 210, 222), "text": (28, 44, 66)},
     {"bg": (236, 226, 236), "frame": (84, 30, 52), "accent": (214, 176, 96),
      "candle": (252, 244, 246), "deco": (216, 196, 214), "text": (84, 30, 52)},
-    {"bg": (232, 238, 224), "frame": (30, 54, 40), "accent": (196, 168, 80),
+    {"bg": (232, 238, 224), "frame": (150, 70, 60), "accent": (232, 200, 120),
      "candle": (250, 252, 244), "deco": (204, 216, 192), "text": (30, 54, 40)},
 )
 
@@ -252,19 +253,17 @@ def _marker_items(dictionary: str, marker_id: int, center: tuple[float, float],
     return items
 
 
-def _printed_items(geom: CardGeometry, design: int) -> list[Item]:
+def decoration_items(layout: Any, design: int = 0) -> list[Item]:
+    """The printed style's decorative art (a cat, moons, a sky of dots), placed only where no
+    candle-pair band (4 mm margin), box or star lies."""
+    geom = card_geometry(layout)
     pal = _PALETTES[design % len(_PALETTES)]
     rng = np.random.default_rng(1000 + design)
     w, h = geom.size_mm
-    r = 3.2
-    items: list[Item] = [
-        Poly(_rounded_rect(0, 0, w, h, r), fill=pal["frame"]),
-        Poly(_rounded_rect(2.4, 2.4, w - 2.4, h - 2.4, 2.0), fill=pal["bg"]),
-        Poly(_rounded_rect(3.2, 3.2, w - 3.2, h - 3.2, 1.6), 0.3, pal["accent"], closed=True),
-    ]
+    items: list[Item] = []
     # Decoration only where no candle-pair band, box or star lies.
     ppm = 2.0
-    free = cv2.bitwise_not(band_mask(geom, ppm, margin_mm=3.5))
+    free = cv2.bitwise_not(band_mask(geom, ppm, margin_mm=4.0))
     for box in (*geom.top_boxes, *geom.score_boxes):
         x0, y0, x1, y1 = (round(v * ppm) for v in box)
         cv2.rectangle(free, (x0 - 3, y0 - 3), (x1 + 3, y1 + 3), 0, -1)
@@ -304,16 +303,31 @@ def _printed_items(geom: CardGeometry, design: int) -> list[Item]:
     for _ in range(160):
         x, y = float(rng.uniform(4, w - 4)), float(rng.uniform(4, h - 4))
         rad = float(rng.uniform(0.3, 0.9))
-        if room(x, y, rad + 0.4):
+        if room(x, y, 1.6 * rad + 0.6):
             placed.append((x, y, rad))
             if rng.random() < 0.3:
                 items.append(Poly(_star(x, y, 1.6 * rad, 4, 0.3), fill=pal["deco"]))
             else:
                 items.append(Disc((x, y), rad * 0.6, fill=pal["deco"]))
+    return items
+
+
+def _printed_items(geom: CardGeometry, design: int) -> list[Item]:
+    pal = _PALETTES[design % len(_PALETTES)]
+    w, h = geom.size_mm
+    r = 3.2
+    # Half the designs have a white cut margin around the dark frame, half bleed to the edge.
+    rim = 0.9 if design % 2 == 0 else 0.0
+    items: list[Item] = [Poly(_rounded_rect(0, 0, w, h, r), fill=(246, 244, 240))]
+    items += [
+        Poly(_rounded_rect(rim, rim, w - rim, h - rim, r - rim), fill=pal["frame"]),
+        Poly(_rounded_rect(1.9, 1.9, w - 1.9, h - 1.9, 2.0), fill=pal["bg"]),
+        Poly(_rounded_rect(2.5, 2.5, w - 2.5, h - 2.5, 1.6), 0.25, pal["accent"], closed=True),
+    ]
+    items += decoration_items(geom, design)
     # Corner ornaments on the frame (outside every band by construction of the frame).
-    for cx, cy in ((1.2, 1.2), (w - 1.2, 1.2), (w - 1.2, h - 1.2), (1.2, h - 1.2)):
-        items.append(Disc((cx + (2.2 if cx < w / 2 else -2.2), cy + (2.2 if cy < h / 2 else -2.2)),
-                          1.1, 0.3, pal["accent"], fill=pal["frame"]))
+    for cx, cy in ((2.5, 2.5), (w - 2.5, 2.5), (w - 2.5, h - 2.5), (2.5, h - 2.5)):
+        items.append(Disc((cx, cy), 0.9, 0.25, pal["accent"], fill=pal["frame"]))
     items += _common_items(geom, line=pal["frame"], candle_fill=pal["candle"], text=pal["text"],
                            star=pal["accent"], divider=pal["frame"], box_fill=(252, 252, 250))
     return items
@@ -332,7 +346,7 @@ def _px(points: Any, ppm: float) -> np.ndarray:
 def _dashes(points: tuple[tuple[float, float], ...], on: float,
             off: float) -> list[list[tuple[float, float]]]:
     out: list[list[tuple[float, float]]] = []
-    for (x0, y0), (x1, y1) in zip(points[:-1], points[1:], strict=True):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         length = math.hypot(x1 - x0, y1 - y0)
         s = 0.0
         while s < length:

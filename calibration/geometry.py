@@ -99,6 +99,44 @@ class CardGeometry:
                 best = (gap, k)
         return None if best is None else best[1]
 
+    def detour(self, a: int, b: int, clearance: float = 2.0) -> float:
+        """The bow of the gentlest single-arc line from candle a to candle b that passes every
+        other candle at least ``clearance`` mm from its outline (or, if none can, the bow that
+        keeps the most room). The bow is the signed peak offset in mm from the straight chord,
+        positive towards the left normal ``(-dy, dx)`` of the direction a -> b; see
+        :meth:`pair_path`. 0 for a chord that is already clear.
+        """
+        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
+        d = pb - pa
+        length = float(np.linalg.norm(d))
+        nrm = np.array([-d[1], d[0]]) / length
+        others = [(np.array(c.center), c.radius) for k, c in enumerate(self.candles)
+                  if k not in (a, b)]
+        t = np.linspace(0.05, 0.95, 40)[:, None]
+        best: tuple[float, float] | None = None
+        for bow in sorted(np.linspace(-0.35 * length, 0.35 * length, 141), key=abs):
+            path = pa + t * d + (4 * t * (1 - t)) * bow * nrm
+            room = min(float(np.linalg.norm(path - p, axis=1).min()) - r for p, r in others)
+            if room >= clearance:
+                return float(bow)
+            if best is None or room > best[0]:
+                best = (room, float(bow))
+        return 0.0 if best is None else best[1]
+
+    def pair_path(self, a: int, b: int, n: int = 40, clearance: float = 2.0) -> np.ndarray:
+        """Centre line (mm, shape (n, 2)) where a player draws the line a-b: the straight chord,
+        or for the layout's ``must_curve`` pairs (and any chord grazing a candle) the gentlest
+        arc around the candles in the way (:meth:`detour`)."""
+        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
+        d = pb - pa
+        nrm = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+        t = np.linspace(0.0, 1.0, n)[:, None]
+        pair = (min(a, b), max(a, b))
+        bow = 0.0
+        if self.blocking_candle(a, b, 6.0 if pair in self.must_curve else 1.2) is not None:
+            bow = self.detour(a, b, clearance)
+        return pa + t * d + (4 * t * (1 - t)) * bow * nrm
+
 
 def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """Distance from point ``p`` to the segment ``a``-``b`` (any unit, all in the same)."""

@@ -38,7 +38,7 @@ from companion.errors import BadInput
 from vision.imageio import as_bgr, read_image
 
 __all__ = ["CardNotFound", "FoundCard", "Registration", "find_card", "find_outline",
-           "rectify", "register_card"]
+           "outline_candidates", "rectify", "register_card"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 BUILTIN = {"A", "B", "C", "D"}
@@ -155,6 +155,43 @@ def _refine_sides(quad: np.ndarray, contour: np.ndarray) -> np.ndarray:
     return refined
 
 
+def _grow(quad: np.ndarray, edges: np.ndarray, reach: float = 0.06) -> np.ndarray:
+    """Move each side outwards onto the outermost parallel edge within ``reach`` of the short
+    side (a printed frame inside the card's edge can look like the card's outline)."""
+    h, w = edges.shape
+    center = quad.mean(0)
+    sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
+    maxd = max(2, int(reach * min(sides)))
+    t = np.linspace(0.2, 0.8, 48)[:, None]
+    lines = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        u = (q - p) / max(sides[i], 1e-9)
+        n = np.array([-u[1], u[0]])
+        if np.dot(n, (p + q) / 2 - center) < 0:
+            n = -n
+        base = p + t * (q - p)
+        best = 0
+        for d in range(2, maxd + 1):
+            pts = np.round(base + n * d).astype(int)
+            inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+            if inside.mean() < 0.9:
+                break
+            pts = pts[inside]
+            if (edges[pts[:, 1], pts[:, 0]] > 0).mean() >= 0.5:
+                best = d
+        lines.append((p + n * best, u))
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        a = np.array([d1, -d2]).T
+        if abs(np.linalg.det(a)) < 1e-9:
+            return quad
+        s = np.linalg.solve(a, p2 - p1)
+        out.append(p1 + s[0] * d1)
+    return np.array(out)
+
+
 def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
     sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
     a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
@@ -165,31 +202,29 @@ def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
     return abs(ratio - want) <= tolerance * want
 
 
-def find_outline(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
-                 min_area: float = 0.02) -> np.ndarray | None:
-    """The largest convex quadrilateral with a card-like aspect ratio.
+def outline_candidates(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
+                       min_area: float = 0.02, limit: int = 6) -> list[np.ndarray]:
+    """Convex quadrilaterals with a card-like aspect ratio, largest first.
 
-    Returns its 4 corners (clockwise from the top-left-most, image pixels) or None.
-    ``aspect`` is width/height of the card; ``tolerance`` the relative slack allowed on the
-    ratio of the side lengths (perspective changes it); ``min_area`` the smallest share of the
-    image the card may cover.
+    Each is 4 corners (clockwise from the top-left-most, image pixels), its sides refitted as
+    lines and moved out onto the outermost parallel edge. ``aspect`` is width/height of the
+    card; ``tolerance`` the relative slack allowed on the ratio of the side lengths
+    (perspective changes it); ``min_area`` the smallest share of the image the card may cover.
     """
     image = as_bgr(image)
     h, w = image.shape[:2]
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     grey = cv2.GaussianBlur(grey, (5, 5), 0)
     med = float(np.median(grey))
-    edges = cv2.Canny(grey, max(10, 0.5 * med), min(255, 1.2 * med + 30))
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
-    binaries = [edges]
+    thin = cv2.Canny(grey, max(10, 0.5 * med), min(255, 1.2 * med + 30))
+    edges = cv2.dilate(thin, np.ones((3, 3), np.uint8))
     _, otsu = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    binaries += [otsu, cv2.bitwise_not(otsu)]
-    best: tuple[float, np.ndarray] | None = None
-    for binary in binaries:
+    found: list[tuple[float, np.ndarray]] = []
+    for binary in (edges, otsu, cv2.bitwise_not(otsu)):
         contours, _ = cv2.findContours(binary, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         for cnt in contours:
             area = cv2.contourArea(cnt)
-            if area < min_area * h * w or (best is not None and area <= best[0]):
+            if area < min_area * h * w:
                 continue
             hull = cv2.convexHull(cnt)
             peri = cv2.arcLength(hull, True)
@@ -208,9 +243,25 @@ def find_outline(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
                 continue
             if not _aspect_ok(quad, aspect, tolerance):
                 continue
-            quad = _refine_sides(quad, hull if binary is not edges else cnt)
-            best = (area, quad)
-    return None if best is None else best[1]
+            found.append((area, _refine_sides(quad, hull if binary is not edges else cnt)))
+    found.sort(key=lambda f: -f[0])
+    wide = cv2.dilate(thin, np.ones((5, 5), np.uint8))
+    out: list[np.ndarray] = []
+    for _, quad in found:
+        grown = _grow(quad, wide)
+        if all(np.abs(grown - q).max() > 4 for q in out):
+            out.append(grown)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def find_outline(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
+                 min_area: float = 0.02) -> np.ndarray | None:
+    """The largest convex quadrilateral with a card-like aspect ratio, or None
+    (see :func:`outline_candidates`)."""
+    quads = outline_candidates(image, aspect, tolerance=tolerance, min_area=min_area, limit=1)
+    return quads[0] if quads else None
 
 
 def _edge_score(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float:
@@ -233,22 +284,26 @@ def _edge_score(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float
 
 
 def find_by_outline(image: np.ndarray, geom: CardGeometry) -> FoundCard | None:
-    """The card's homography from its outline, oriented by its printed layout (None if none)."""
-    quad = find_outline(image, geom.aspect)
-    if quad is None:
-        return None
+    """The card's homography from its outline (None if none).
+
+    Among the card-shaped quadrilaterals and their two orientations (which short side is the
+    top), the one where the layout's printed boxes and candle outlines show strongest wins.
+    """
     w, h = geom.size_mm
     card = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
-    sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
-    portrait_img = (sides[1] + sides[3]) >= (sides[0] + sides[2])
-    # Start from a corner such that the image quad's long sides map to the card's long sides.
-    starts = [0, 2] if portrait_img == (h >= w) else [1, 3]
     found = []
-    for s in starts:
-        q = np.roll(quad, -s, 0).astype(np.float32)
-        hom = cv2.getPerspectiveTransform(card, q)
-        found.append((_edge_score(image, geom, hom), hom, q))
-    score, hom, q = max(found, key=lambda f: f[0])
+    for quad in outline_candidates(image, geom.aspect):
+        sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
+        portrait_img = (sides[1] + sides[3]) >= (sides[0] + sides[2])
+        # Start from a corner such that the image quad's long sides map to the card's long sides.
+        starts = [0, 2] if portrait_img == (h >= w) else [1, 3]
+        for s in starts:
+            q = np.roll(quad, -s, 0).astype(np.float32)
+            hom = cv2.getPerspectiveTransform(card, q)
+            found.append((_edge_score(image, geom, hom), hom, q))
+    if not found:
+        return None
+    _, hom, q = max(found, key=lambda f: f[0])
     return FoundCard(hom, q.astype(np.float64), "outline")
 
 

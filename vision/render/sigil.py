@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -229,27 +230,25 @@ def _line_path(geom: CardGeometry, a: int, b: int, ink: InkStyle,
     u = d / length
     nrm = np.array([-u[1], u[0]])
     bulge = rng.uniform(-ink.curve, ink.curve) * length
-    pair = (min(a, b), max(a, b))
-    k = geom.blocking_candle(a, b, 6.0 if pair in geom.must_curve else 1.2)
-    if k is not None:
-        ck = geom.candles[k]
-        pk = np.array(ck.center)
-        s = float(np.dot(pk - pa, nrm))            # signed distance of k from the chord
-        t = float(np.clip(np.dot(pk - pa, u) / length, 0.15, 0.85))
-        need = ck.radius + rng.uniform(1.6, 2.6)   # clearance from k's centre
-        # Bow away from k so that the path passes k at distance `need`.
-        off = max(0.0, need - abs(s)) / (4 * t * (1 - t))
-        bulge = -math.copysign(off, s if s != 0 else 1.0)
-    # Start and end on (or near) the candle outlines, not at the centres.
-    ang_a = rng.normal(0, 0.25)
-    start = pa + ca.radius * (u * math.cos(ang_a) + nrm * math.sin(ang_a)) \
-        + u * rng.uniform(0.1, 1.1)
-    ang_b = rng.normal(0, 0.25)
-    end = pb - cb.radius * (u * math.cos(ang_b) - nrm * math.sin(ang_b)) \
-        - u * rng.uniform(0.1, 1.1)
+    if geom.blocking_candle(a, b, 6.0 if (min(a, b), max(a, b)) in geom.must_curve else 1.2) \
+            is not None:
+        bulge = geom.detour(a, b, float(rng.uniform(1.6, 2.6)))
+    # The arc through the centres, cut where it leaves and reaches the candle outlines (give or
+    # take a little: people start on the outline, a bit outside or a bit over it).
+    fine = np.linspace(0.0, 1.0, 400)[:, None]
+    arc = pa + fine * d + (4 * fine * (1 - fine)) * bulge * nrm
+    gap_a = ca.radius + rng.uniform(-0.2, 1.1)
+    gap_b = cb.radius + rng.uniform(-0.2, 1.1)
+    keep = ((np.linalg.norm(arc - pa, axis=1) > gap_a)
+            & (np.linalg.norm(arc - pb, axis=1) > gap_b))
+    idx = np.nonzero(keep)[0]
+    arc = arc[idx[0]:idx[-1] + 1] if len(idx) >= 2 else arc
     n = max(12, int(length / 0.4))
-    ctrl = (start + end) / 2 + 2 * bulge * nrm
-    path = _bezier(start, ctrl, end, n)
+    seg = np.linalg.norm(np.diff(arc, axis=0), axis=1)
+    cum = np.concatenate([[0.0], np.cumsum(seg)])
+    s_new = np.linspace(0.0, cum[-1], n)
+    path = np.stack([np.interp(s_new, cum, arc[:, 0]), np.interp(s_new, cum, arc[:, 1])], 1)
+    end = path[-1]
     # The hand's slow wander and a faint tremor, perpendicular to the line, zero at the ends.
     taper = np.sin(np.linspace(0, math.pi, n)) ** 0.5
     wander = ink.wobble_mm * _smooth_noise(rng, n, 3) * taper
@@ -297,7 +296,7 @@ def _cross_strokes(center: tuple[float, float], r: float, style: str,
                + nrm * (r * 1.1 * (1 if i % 2 else -1)) + rng.normal(0, 0.3, 2)
                for i in range(k)]
         dense = [pts[0]]
-        for p, q in zip(pts[:-1], pts[1:], strict=True):
+        for p, q in itertools.pairwise(pts):
             dense += [p + (q - p) * s for s in np.linspace(0, 1, 8)[1:]]
         out.append(np.array(dense))
     return out
@@ -321,15 +320,16 @@ def _glyphs(value: int, variant: int) -> list[list[tuple[float, float]]]:
         return strokes
     if value == 2:
         if v % 2 == 0:
-            return [_arc(0.5, 0.29, 0.34, 0.28, 195, 385) + [(0.12, 1.0), (0.9, 1.0)]]
-        return [_arc(0.48, 0.3, 0.34, 0.3, 200, 370) + [(0.55, 0.68), (0.2, 0.98)]
-                + _arc(0.24, 0.92, 0.1, 0.08, 250, 110)[::-1][:1] + [(0.5, 0.95), (0.9, 0.98)]]
+            return [[*_arc(0.5, 0.29, 0.34, 0.28, 195, 385), (0.12, 1.0), (0.9, 1.0)]]
+        # A 2 with a small loop where the diagonal meets the base.
+        return [[*_arc(0.48, 0.3, 0.34, 0.3, 200, 370), (0.55, 0.68), (0.18, 0.98),
+                 (0.13, 0.9), (0.24, 0.86), (0.5, 0.96), (0.9, 0.97)]]
     if value == 3:
         if v % 2 == 0:
             return [_arc(0.48, 0.26, 0.32, 0.25, 200, 450) + _arc(0.48, 0.75, 0.36, 0.25,
                                                                    270, 505)]
-        return [[(0.15, 0.02), (0.82, 0.02), (0.42, 0.42)] + _arc(0.46, 0.72, 0.38, 0.28,
-                                                                   260, 500)]
+        return [[(0.15, 0.02), (0.82, 0.02), (0.42, 0.42),
+                 *_arc(0.46, 0.72, 0.38, 0.28, 260, 500)]]
     if value == 4:
         if v % 3 == 0:
             return [[(0.58, 0.0), (0.1, 0.66), (0.92, 0.66)], [(0.66, 0.3), (0.66, 1.0)]]
@@ -339,8 +339,8 @@ def _glyphs(value: int, variant: int) -> list[list[tuple[float, float]]]:
     if value == 5:
         bowl = _arc(0.47, 0.68, 0.36, 0.31, 215, 520)
         if v % 2 == 0:
-            return [[(0.22, 0.02), (0.19, 0.44)] + bowl, [(0.22, 0.02), (0.84, 0.02)]]
-        return [[(0.84, 0.02), (0.24, 0.02), (0.2, 0.44)] + bowl]
+            return [[(0.22, 0.02), (0.19, 0.44), *bowl], [(0.22, 0.02), (0.84, 0.02)]]
+        return [[(0.84, 0.02), (0.24, 0.02), (0.2, 0.44), *bowl]]
     if value == 6:
         if v % 2 == 0:
             lead = [(0.74, 0.03), (0.45, 0.12), (0.22, 0.38), (0.14, 0.68)]
@@ -846,7 +846,7 @@ def photograph(card: CardImage, rng: np.random.Generator,
     if c.defocus_px > 0.2:
         frame = cv2.GaussianBlur(frame, (0, 0), c.defocus_px)
     if c.motion_px >= 1:
-        n = int(round(c.motion_px)) * 2 + 1
+        n = round(c.motion_px) * 2 + 1
         k = np.zeros((n, n), np.float32)
         ang = rng.uniform(0, math.pi)
         cx = n // 2
@@ -877,11 +877,11 @@ def hidden_elements(card: CardImage, hidden: np.ndarray, *, line_share: float = 
                     candle_share: float = 0.15, top_share: float = 0.08) -> list[str]:
     """Elements (DESIGN.md notation) that ``hidden`` (a mask over the rectified card) covers.
 
-    A candle pair's band (the drawn path, else the straight chord between the outlines, with a
-    1.5 mm margin) is hidden when more than ``line_share`` of its length is covered; a candle
-    when more than ``candle_share`` of its disc (1.5 radii, where crosses go) is; a top box when
-    more than ``top_share`` of it (1 mm margin) is. Lines count whether drawn or not: a reader
-    cannot tell "no line" under a hand.
+    A candle pair's band (the drawn path, else :meth:`CardGeometry.pair_path` between the
+    outlines, with a 1.5 mm margin) is hidden when more than ``line_share`` of its length is
+    covered; a candle when more than ``candle_share`` of its disc (1.5 radii, where crosses go)
+    is; a top box when more than ``top_share`` of it (1 mm margin) is. Lines count whether drawn
+    or not: a reader cannot tell "no line" under a hand.
     """
     geom = card.geometry
     ppm = card.px_per_mm
@@ -902,11 +902,11 @@ def hidden_elements(card: CardImage, hidden: np.ndarray, *, line_share: float = 
     for a, b in geom.pairs():
         path = card.paths.get((a, b))
         if path is None:
-            pa, pb = np.array(geom.candles[a].center), np.array(geom.candles[b].center)
-            u = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-9)
-            s = pa + u * geom.candles[a].radius
-            e = pb - u * geom.candles[b].radius
-            path = s + np.linspace(0, 1, 40)[:, None] * (e - s)
+            path = geom.pair_path(a, b, 60)
+            ra, rb = geom.candles[a].radius, geom.candles[b].radius
+            keep = ((np.linalg.norm(path - geom.candles[a].center, axis=1) > ra)
+                    & (np.linalg.norm(path - geom.candles[b].center, axis=1) > rb))
+            path = path[keep] if keep.any() else path
         if share(path) > line_share:
             out.append(f"line {a}-{b}")
     raw = (hidden > 0).astype(np.uint8)

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calibration.geometry import card_geometry
+from calibration.states import _cross, chord_line_ok, random_state
+from companion.doomcat.layouts import load_layout
+from vision.readings import SigilState
+
+GEOMS = {L: card_geometry(load_layout(L)) for L in "ABCD"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(letter=st.sampled_from("ABCD"), seed=st.integers(0, 2**32 - 1), turns=st.integers(0, 7))
+def test_random_states_follow_the_turn_structure(letter, seed, turns):
+    geom = GEOMS[letter]
+    state = random_state(geom, np.random.default_rng(seed), turns)
+    assert SigilState.from_json(state.to_json()) == state
+    written = [b for b in state.top if b is not None]
+    assert len(written) == turns and all(b is None for b in state.top[turns:])
+    seen: dict[int, int] = {}
+    for box in written:
+        seen[box.value] = seen.get(box.value, 0) + 1
+        assert seen[box.value] <= 2
+        assert box.circled == (seen[box.value] == 2)
+    assert len(state.lines) <= turns and len(state.crossed) <= turns
+    # Every crossed candle shows a written number.
+    assert {geom.candles[c].number for c in state.crossed} <= {b.value for b in written}
+    # Each line on its own is a legal chord on an empty card.
+    empty = SigilState(state.layout)
+    assert all(chord_line_ok(geom, empty, a, b) for a, b in state.lines)
+
+
+@pytest.mark.parametrize(("lines", "crossed", "pair", "ok"), [
+    ([], [], (0, 1), True),
+    ([(0, 1)], [], (0, 1), False),          # one line per pair
+    ([], [1], (0, 1), False),                # crossed candle
+])
+def test_chord_check_table(lines, crossed, pair, ok):
+    geom = GEOMS["A"]
+    if ok and not chord_line_ok(geom, SigilState("A"), *pair):
+        pytest.skip("pair 0-1 passes a candle on this layout")
+    state = SigilState.of("A", lines=lines, crossed=crossed)
+    assert chord_line_ok(geom, state, *pair) is ok
+
+
+def test_lines_sharing_a_candle_never_cross():
+    geom = GEOMS["C"]
+    for seed in range(30):
+        state = random_state(geom, np.random.default_rng(seed), 7)
+        pts = geom.centers()
+        for (a, b) in state.lines:
+            for (c, d) in state.lines:
+                if {a, b} & {c, d} and (a, b) != (c, d):
+                    assert _cross(pts[a], pts[b], pts[c], pts[d]) is None
+
+
+def test_turns_out_of_range():
+    with pytest.raises(ValueError, match="turns"):
+        random_state(GEOMS["A"], np.random.default_rng(0), 8)

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.geometry import card_geometry
+from companion.cli import main
+from companion.commands.cards import write_sigil_set
+from companion.doomcat.layouts import load_layout
+from vision.readings import SigilState, TopBox
+from vision.render.sigil import (
+    PEN_COLORS,
+    CardStyle,
+    InkStyle,
+    PhotoConditions,
+    digit_strokes,
+    hidden_elements,
+    photograph,
+    render_card,
+    render_photo,
+    sample_conditions,
+)
+
+STATE = SigilState.of("A", lines=[(0, 4)], crossed=[7],
+                      top=[TopBox(3), TopBox(3, True), None, None, None, None, None])
+
+
+def _darkness(img: np.ndarray, pt_mm, ppm: float, r_mm: float = 0.8) -> float:
+    x, y = round(pt_mm[0] * ppm), round(pt_mm[1] * ppm)
+    r = max(1, round(r_mm * ppm))
+    return float(255 - cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)[y - r:y + r + 1,
+                                                            x - r:x + r + 1].min())
+
+
+def _free_pair(geom, state):
+    for a, b in geom.pairs():
+        if (a, b) not in state.lines and not ({a, b} & {c for p in state.lines for c in p}) \
+                and not ({a, b} & set(state.crossed)):
+            return a, b
+    raise AssertionError
+
+
+@pytest.mark.parametrize("art", ["companion", "printed"])
+@pytest.mark.parametrize("pen", sorted(PEN_COLORS))
+def test_render_card_draws_lines_only_where_the_state_says(art, pen):
+    layout = load_layout("A")
+    geom = card_geometry(layout)
+    ppm = 6.0
+    ink = InkStyle(pen_color=pen, width_mm=0.8, wobble_mm=0.2, curve=0.02)
+    card = render_card(layout, STATE, CardStyle(art, 1, ppm), np.random.default_rng(3), ink)
+    blank = render_card(layout, None, CardStyle(art, 1, ppm), np.random.default_rng(3), ink)
+    assert card.image.shape == blank.image.shape == (126 * 6, 88 * 6, 3)
+    path = card.paths[(0, 4)]
+    mid = path[len(path) // 2]
+    assert np.abs(card.image.astype(int) - blank.image.astype(int)).max() > 60
+    assert _darkness(card.image, mid, ppm) > _darkness(blank.image, mid, ppm) + 25
+    a, b = _free_pair(geom, STATE)
+    free_mid = (np.array(geom.candles[a].center) + geom.candles[b].center) / 2
+    assert abs(_darkness(card.image, free_mid, ppm) - _darkness(blank.image, free_mid, ppm)) < 25
+
+
+@pytest.mark.parametrize("letter", ["A", "B", "C", "D"])
+def test_lines_start_at_the_candle_outline_and_detour_around_candles(letter):
+    layout = load_layout(letter)
+    geom = card_geometry(layout)
+    lines = sorted(geom.must_curve)
+    assert lines
+    card = render_card(layout, SigilState.of(letter, lines=lines),
+                       CardStyle(px_per_mm=4.0), np.random.default_rng(0),
+                       InkStyle(wobble_mm=0.3))
+    for a, b in lines:
+        path = card.paths[(a, b)]
+        for end, c in ((path[0], a), (path[-1], b)):
+            d = np.linalg.norm(end - geom.candles[c].center)
+            assert geom.candles[c].radius - 1.5 < d < geom.candles[c].radius + 1.8  # (hooks)
+        for k, cand in enumerate(geom.candles):
+            if k not in (a, b):
+                assert np.linalg.norm(path - cand.center, axis=1).min() > cand.radius + 0.3
+
+
+@pytest.mark.parametrize("value", range(1, 7))
+@pytest.mark.parametrize("hand", [0, 1, 2, 3])
+def test_digit_strokes_fill_the_unit_box(value, hand):
+    strokes = digit_strokes(value, np.random.default_rng(value), hand)
+    pts = np.concatenate(strokes)
+    assert pts[:, 1].min() > -0.2 and pts[:, 1].max() < 1.2
+    assert pts[:, 1].max() - pts[:, 1].min() > 0.7
+
+
+def test_digit_out_of_range():
+    with pytest.raises(ValueError, match="1-6"):
+        digit_strokes(7, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_photograph_places_the_card_as_reported(seed):
+    rng = np.random.default_rng(seed)
+    card = render_card(load_layout("B"), None, CardStyle(px_per_mm=5.0), rng)
+    cond = sample_conditions(rng, hand=False, glare=0.0)
+    frame, info = photograph(card, rng, cond)
+    assert frame.shape == (720, 1280, 3) and frame.dtype == np.uint8
+    q = info.card_corners_px
+    assert (q >= 0).all() and (q[:, 0] <= 1280).all() and (q[:, 1] <= 720).all()
+    corners_mm = np.array([[[0, 0]], [[88, 0]], [[88, 126]], [[0, 126]]], np.float64)
+    assert np.allclose(cv2.perspectiveTransform(corners_mm, info.homography).reshape(4, 2), q,
+                       atol=0.01)
+    assert 0 <= cond.tilt_deg <= 50
+    share = cv2.contourArea(q.astype(np.float32)) / (1280 * 720)
+    assert share <= cond.fill * 1.05 + 1e-6 and share > 0.05
+    assert not info.hidden.any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_companion_markers_decode_in_photos(seed):
+    rng = np.random.default_rng(seed)
+    layout = load_layout("D")
+    card = render_card(layout, STATE, CardStyle("companion", 0, 8.0), rng)
+    cond = sample_conditions(rng, hand=False, glare=0.0, tilt_deg=25.0, fill=0.45,
+                             defocus_px=0.5, motion_px=0.0)
+    frame, _ = photograph(card, rng, cond)
+    aruco = cv2.aruco
+    det = aruco.ArucoDetector(aruco.getPredefinedDictionary(aruco.DICT_4X4_50),
+                              aruco.DetectorParameters())
+    _, ids, _ = det.detectMarkers(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    assert ids is not None
+    assert set(ids.ravel().tolist()) == {m.id for m in layout.markers}
+
+
+def test_a_hand_hides_elements_and_they_are_listed():
+    layout = load_layout("A")
+    hits = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        cond = sample_conditions(rng, hand=True, glare=0.0, fill=0.5)
+        _, label, info, card = render_photo(layout, STATE, rng, conditions=cond)
+        assert label.lines == STATE.lines and label.top == STATE.top   # true values kept
+        if label.unknown:
+            hits += 1
+        assert label.unknown == tuple(sorted(set(label.unknown),
+                                             key=lambda n: label.unknown.index(n)))
+        assert bool(info.hidden.any()) == bool(hidden_elements(card, info.hidden)) or \
+            info.hidden.sum() < 50 * 255
+    assert hits >= 4
+
+
+def test_hidden_elements_notation():
+    layout = load_layout("B")
+    card = render_card(layout, None, CardStyle(px_per_mm=4.0))
+    hidden = np.zeros(card.image.shape[:2], np.uint8)
+    box = card.geometry.top_boxes[2]
+    hidden[round(box[1] * 4):round(box[3] * 4), round(box[0] * 4):round(box[2] * 4)] = 255
+    c = card.geometry.candles[5]
+    cv2.circle(hidden, (round(c.center[0] * 4), round(c.center[1] * 4)), round(c.radius * 6),
+               255, -1)
+    names = hidden_elements(card, hidden)
+    assert "top 2" in names and "candle 5" in names
+    assert any(n.startswith("line") and "5" in n.split()[1].split("-") for n in names)
+    SigilState.of("B", unknown=names)
+    assert hidden_elements(card, np.zeros_like(hidden)) == []
+
+
+def test_write_sigil_set_labels_validate_and_are_reproducible(tmp_path):
+    layouts = [load_layout(x) for x in "ABCD"]
+    labels = write_sigil_set(tmp_path / "a", 4, 7, layouts)
+    again = write_sigil_set(tmp_path / "b", 2, 7, layouts)
+    assert labels[:2] == again
+    assert (tmp_path / "a" / "sigil_00000.jpg").read_bytes() == \
+        (tmp_path / "b" / "sigil_00000.jpg").read_bytes()
+    doc = json.loads((tmp_path / "a" / "labels.json").read_text())
+    assert doc == labels and len(doc) == 4
+    for entry in doc:
+        state = SigilState.from_json(entry["sigil"], source=entry["image"])
+        assert state.layout == entry["layout"] in "ABCD"
+        img = cv2.imread(str(tmp_path / "a" / entry["image"]))
+        assert img.shape == (720, 1280, 3)
+        c = entry["conditions"]
+        assert {"tilt_deg", "glare", "ghosts", "pen_color", "hand", "markers"} <= set(c)
+        assert c["markers"] == (c["art"] == "companion")
+        assert len(entry["card_corners_px"]) == 4
+        assert not set(map(tuple, entry["ghost_lines"])) & set(state.lines)
+
+
+def test_render_sigil_command(tmp_path, capsys):
+    assert main(["render", "sigil", str(tmp_path / "out"), "--count", "2", "--seed", "5"]) == 0
+    assert "wrote 2 photos" in capsys.readouterr().out
+    file = tmp_path / "file"
+    file.write_text("x")
+    assert main(["render", "sigil", str(file), "--count", "1"]) == 2
+
+
+def test_conditions_to_json_round_numbers():
+    doc = PhotoConditions(tilt_deg=12.34567).to_json()
+    assert doc["tilt_deg"] == 12.346 and doc["background"] == "wood"
