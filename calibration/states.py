@@ -5,11 +5,12 @@ leftmost empty top box (a number at most twice per card, the second write circle
 between two candles, cross out a candle showing the written number. The line is chosen among the
 legal ones.
 
-Legality of a line: the interim checks here use straight chords between candle centres (no
-crossed candle, one line per pair, not through another candle unless the layout marks the pair
-``must_curve``, not crossing a line that shares one of its candles, not through an existing
-intersection). When the Doom Cat engine's own line check is available
-(``companion.doomcat``), it is used instead: see :func:`line_checker`.
+Legality of a line comes from the Doom Cat engine (``companion.doomcat.geometry.line_problems``:
+every line rule of the rulebook, exact arithmetic) for catalogue layouts; :func:`chord_line_ok`
+is a simpler straight-chord check (no crossed candle, one line per pair, not within 0.5 mm of
+another candle unless the pair is ``must_curve``, not crossing a line sharing a candle, not
+near an existing intersection) used for layouts the engine cannot load. See
+:func:`line_checker`.
 
 Convention: candle geometry in millimetres, origin top-left of the card; candles are the indices
 of the layout's ``candles`` list; lines are pairs ``(a, b)``, a < b.
@@ -18,12 +19,13 @@ of the layout's ``candles`` list; lines are pairs ``(a, b)``, a < b.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from calibration.geometry import CardGeometry, card_geometry, segment_distance
+from companion.errors import BadInput
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
 
 __all__ = ["LineCheck", "chord_line_ok", "line_checker", "random_state"]
@@ -76,19 +78,28 @@ def chord_line_ok(geom: CardGeometry, state: SigilState, a: int, b: int,
 
 
 def line_checker(layout: Any) -> LineCheck:
-    """The best line check available for ``layout``: the engine's if present, else chords."""
+    """The line check for ``layout``: the Doom Cat engine's rules
+    (``companion.doomcat.geometry.line_problems``) when ``layout`` is a catalogue layout (or its
+    JSON document), else the interim straight-chord check :func:`chord_line_ok`."""
     geom = card_geometry(layout)
-    try:  # the Doom Cat engine, when it provides a move check
-        from companion.doomcat import rules  # type: ignore[attr-defined]
+    try:
+        from companion.doomcat.geometry import line_problems
+        from companion.doomcat.layouts import Layout
+    except ImportError:  # pragma: no cover - the engine is part of the project
+        return lambda state, a, b: chord_line_ok(geom, state, a, b)
+    if isinstance(layout, Mapping) and not isinstance(layout, Layout):
+        try:
+            layout = Layout.from_json(dict(layout))
+        except BadInput:
+            layout = None
+    if not isinstance(layout, Layout):
+        return lambda state, a, b: chord_line_ok(geom, state, a, b)
+    engine_layout = layout
 
-        engine_check = getattr(rules, "line_allowed", None)
-    except ImportError:
-        engine_check = None
-    if engine_check is not None:  # pragma: no cover - depends on the engine's presence
-        def check(state: SigilState, a: int, b: int) -> bool:
-            return bool(engine_check(layout, state, a, b)) and chord_line_ok(geom, state, a, b)
-        return check
-    return lambda state, a, b: chord_line_ok(geom, state, a, b)
+    def check(state: SigilState, a: int, b: int) -> bool:
+        return not line_problems(engine_layout, state.lines, state.crossed, (a, b))
+
+    return check
 
 
 def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None,

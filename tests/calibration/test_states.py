@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibration.geometry import card_geometry
-from calibration.states import _cross, chord_line_ok, random_state
+from calibration.states import _cross, chord_line_ok, line_checker, random_state
 from companion.doomcat.layouts import load_layout
 from vision.readings import SigilState
 
@@ -61,3 +61,22 @@ def test_lines_sharing_a_candle_never_cross():
 def test_turns_out_of_range():
     with pytest.raises(ValueError, match="turns"):
         random_state(GEOMS["A"], np.random.default_rng(0), 8)
+
+
+@pytest.mark.parametrize("letter", ["A", "B", "C", "D"])
+def test_states_from_the_engine_check_break_no_rule(letter):
+    from companion.doomcat.geometry import violations
+
+    layout = load_layout(letter)
+    check = line_checker(layout)
+    for seed in range(15):
+        state = random_state(layout, np.random.default_rng(seed), 7, check)
+        assert violations(layout, state) == []
+        assert len(state.lines) == 7
+
+
+def test_line_checker_falls_back_to_chords_for_bare_geometry():
+    geom = GEOMS["B"]
+    check = line_checker(geom)
+    state = SigilState("B")
+    assert all(check(state, a, b) == chord_line_ok(geom, state, a, b) for a, b in geom.pairs())
