@@ -79,6 +79,7 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]]) -> 
         "hand": c.hand,
         "markers": card.markers,
         "art": card.style.art,
+        "design": card.style.design,
         "shadow": c.shadow > 0,
         "defocus_px": round(c.defocus_px, 2),
         "motion_px": round(c.motion_px, 2),

@@ -708,8 +708,9 @@ def _background(rng: np.random.Generator, kind: str) -> np.ndarray:
     return np.clip(img, 0, 255)
 
 
-def _hand_mask(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
-    """A hand and forearm (float mask 0-1, frame size) reaching from a frame edge onto the card."""
+def _hand_mask(rng: np.random.Generator, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A hand and forearm reaching from a frame edge onto the card: (hand mask, sleeve mask),
+    float 0-1, frame size; the sleeve (empty for a bare arm) covers part of the forearm."""
     mask = np.zeros((FRAME_H, FRAME_W), np.float32)
     # Fingertips somewhere over the card, near its middle or an edge.
     weights = rng.dirichlet(np.ones(4) * 0.7)
@@ -746,7 +747,13 @@ def _hand_mask(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
         end = base + (d * 0.6 + nrm * side * 0.8) * scale
         cv2.line(mask, tuple(base.astype(int)), tuple(end.astype(int)), 1.0,
                  max(2, int(scale * 0.33)), cv2.LINE_AA)
-    return cv2.GaussianBlur(mask, (0, 0), 1.2)
+    sleeve = np.zeros_like(mask)
+    if rng.random() < 0.6:
+        cuff = palm - d * scale * rng.uniform(1.6, 3.0)
+        cv2.line(sleeve, tuple(entry.astype(int)), tuple(cuff.astype(int)), 1.0,
+                 max(2, int(scale * 1.6)), cv2.LINE_AA)
+        sleeve = cv2.GaussianBlur(sleeve, (0, 0), 1.2)
+    return cv2.GaussianBlur(mask, (0, 0), 1.2), sleeve
 
 
 def _light_field(rng: np.random.Generator, strength: float) -> np.ndarray:
@@ -819,13 +826,30 @@ def photograph(card: CardImage, rng: np.random.Generator,
         glare_map = glare_map / max(float(glare_map.max()), 1e-6) * c.glare * walpha
         frame = 255 - (255 - frame) * (1 - glare_map[..., None])
 
+    # The laminate always reflects a little of the room: a broad, faint sheen.
+    sheen = cv2.resize(rng.uniform(0, 1, (2, 3)).astype(np.float32), (FRAME_W, FRAME_H),
+                       interpolation=cv2.INTER_CUBIC)
+    sheen = np.clip(sheen, 0, 1) * float(rng.uniform(0.0, 0.12)) * walpha
+    frame = 255 - (255 - frame) * (1 - sheen[..., None])
+
     hand = np.zeros((FRAME_H, FRAME_W), np.float32)
     if c.hand:
-        hand = _hand_mask(rng, quad)
+        hand, sleeve = _hand_mask(rng, quad)
         skin = np.array(rng.choice([(150, 180, 225), (120, 150, 200), (80, 110, 160),
                                     (50, 75, 115), (170, 195, 235)]), np.float32)
-        shade = _light_field(rng, 0.5)[..., None]
-        hand_img = skin[None, None, :] * shade
+        # Rounded look: darker towards the silhouette's edges, a soft highlight, skin texture.
+        solid = (hand > 0.5).astype(np.uint8)
+        depth = cv2.distanceTransform(solid, cv2.DIST_L2, 5)
+        scale = max(4.0, float(np.percentile(depth[solid > 0], 90)) if solid.any() else 4.0)
+        roundness = np.clip(depth / scale, 0, 1) ** 0.6
+        shade = (0.62 + 0.38 * roundness) * _light_field(rng, 0.5)
+        shade += 0.04 * cv2.resize(rng.normal(0, 1, (FRAME_H // 8, FRAME_W // 8))
+                                   .astype(np.float32), (FRAME_W, FRAME_H))
+        hand_img = skin[None, None, :] * shade[..., None]
+        cloth = np.array(rng.uniform(20, 200, 3), np.float32)
+        hand_img = hand_img * (1 - sleeve[..., None]) + cloth * shade[..., None] * \
+            sleeve[..., None]
+        hand = np.maximum(hand, sleeve)
         # The hand's shadow falls beside it.
         hs = cv2.GaussianBlur(hand, (0, 0), 12)
         hs = np.roll(hs, (int(rng.integers(8, 30)), int(rng.integers(-30, 30))), (0, 1))
@@ -839,7 +863,10 @@ def photograph(card: CardImage, rng: np.random.Generator,
         sh = cv2.GaussianBlur(sh, (0, 0), float(rng.uniform(15, 50)))
         frame *= (1 - c.shadow * sh)[..., None]
 
-    light = _light_field(rng, c.light) * c.exposure
+    yy, xx = np.ogrid[0:FRAME_H, 0:FRAME_W]
+    r2 = ((xx - FRAME_W / 2) / (FRAME_W / 2)) ** 2 + ((yy - FRAME_H / 2) / (FRAME_W / 2)) ** 2
+    vignette = (1 - float(rng.uniform(0.0, 0.25)) * r2).astype(np.float32)
+    light = _light_field(rng, c.light) * c.exposure * vignette
     cast = np.array([1 - 0.12 * c.warmth, 1.0, 1 + 0.12 * c.warmth], np.float32)
     frame = frame * light[..., None] * cast[None, None, :]
 
@@ -873,8 +900,8 @@ def photograph(card: CardImage, rng: np.random.Generator,
 
 # ------------------------------------------------------------------------------ hidden elements
 
-def hidden_elements(card: CardImage, hidden: np.ndarray, *, line_share: float = 0.06,
-                    candle_share: float = 0.15, top_share: float = 0.08) -> list[str]:
+def hidden_elements(card: CardImage, hidden: np.ndarray, *, line_share: float = 0.2,
+                    candle_share: float = 0.25, top_share: float = 0.1) -> list[str]:
     """Elements (DESIGN.md notation) that ``hidden`` (a mask over the rectified card) covers.
 
     A candle pair's band (the drawn path, else :meth:`CardGeometry.pair_path` between the
