@@ -33,7 +33,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import cached_property
 from itertools import combinations, pairwise
 from typing import Any
 
@@ -210,24 +210,29 @@ class Board:
         ids: dict[QPoint, int] = {}
         self._cross: dict[tuple[Line, Line], int] = {}
         on_chord: dict[Line, set[int]] = {line: set() for line in self.chords}
-        f = self.fcenters
+        # Exact integer coordinates: every centre times the common denominator ``scale``.
+        scale = math.lcm(*(v.denominator for c in self.centers for v in c))
+        ic = [(int(x * scale), int(y * scale)) for x, y in self.centers]
+        self._scale = scale
 
-        def fturn(i: int, j: int, k: int) -> float:
-            return ((f[j][0] - f[i][0]) * (f[k][1] - f[i][1])
-                    - (f[j][1] - f[i][1]) * (f[k][0] - f[i][0]))
+        def turn(i: int, j: int, k: int) -> int:
+            v = ((ic[j][0] - ic[i][0]) * (ic[k][1] - ic[i][1])
+                 - (ic[j][1] - ic[i][1]) * (ic[k][0] - ic[i][0]))
+            return (v > 0) - (v < 0)
 
+        self._collinear = any(turn(*t) == 0 for t in combinations(range(n), 3))
         for l1, l2 in combinations(self.chords, 2):
-            if set(l1) & set(l2):
+            if l1[0] in l2 or l1[1] in l2:
                 continue
-            # a float pre-test settles the clear cases; near-degenerate ones go exact
-            t1, t2 = fturn(*l1, l2[0]), fturn(*l1, l2[1])
-            t3, t4 = fturn(*l2, l1[0]), fturn(*l2, l1[1])
-            if min(abs(t1), abs(t2), abs(t3), abs(t4)) > 1e-6 and (t1 * t2 > 0 or t3 * t4 > 0):
+            (a, b), (c, d) = l1, l2
+            if turn(a, b, c) * turn(a, b, d) >= 0 or turn(c, d, a) * turn(c, d, b) >= 0:
                 continue
-            point = crossing_point(self.centers[l1[0]], self.centers[l1[1]],
-                                   self.centers[l2[0]], self.centers[l2[1]])
-            if point is None:
-                continue
+            rx, ry = ic[b][0] - ic[a][0], ic[b][1] - ic[a][1]
+            sx, sy = ic[d][0] - ic[c][0], ic[d][1] - ic[c][1]
+            den = rx * sy - ry * sx
+            num = (ic[c][0] - ic[a][0]) * sy - (ic[c][1] - ic[a][1]) * sx
+            point = (Fraction(ic[a][0] * den + num * rx, den * scale),
+                     Fraction(ic[a][1] * den + num * ry, den * scale))
             pid = ids.get(point)
             if pid is None:
                 pid = ids[point] = len(self.points)
@@ -247,8 +252,7 @@ class Board:
         # Chord pairs that meet other than by a proper crossing or a shared end: only possible
         # when three candles are collinear (the loader refuses such layouts).
         self.touching: set[tuple[Line, Line]] = set()
-        if any(orientation(*(self.centers[k] for k in t)) == 0
-               for t in combinations(range(n), 3)):
+        if self._collinear:
             for l1, l2 in combinations(self.chords, 2):
                 p, q = self.centers[l1[0]], self.centers[l1[1]]
                 r, t = self.centers[l2[0]], self.centers[l2[1]]
@@ -270,6 +274,23 @@ class Board:
                 k for k, c in enumerate(layout.candles)
                 if k not in (a, b) and point_segment_distance(c.center, pa, pb) < c.radius)
 
+        # lookup tables for fast "which chords may be drawn now" questions
+        self.point_chords: dict[int, frozenset[Line]] = {}
+        for (l1, l2), pid in self._cross.items():
+            self.point_chords[pid] = self.point_chords.get(pid, frozenset()) | {l1, l2}
+        self.chords_at: dict[int, frozenset[Line]] = {
+            c: frozenset(ch for ch in self.chords if c in ch) for c in range(n)}
+        self.clear_chords: frozenset[Line] = frozenset(
+            ch for ch in self.chords if ch in self.must_curve or not self.through[ch])
+        numbers = [c.number for c in layout.candles]
+        self.by_numbers: dict[tuple[int, int], frozenset[Line]] = {}
+        for a, b in self.chords:
+            key = (min(numbers[a], numbers[b]), max(numbers[a], numbers[b]))
+            self.by_numbers[key] = self.by_numbers.get(key, frozenset()) | {(a, b)}
+        self.with_number: dict[int, frozenset[Line]] = {
+            x: frozenset(ch for ch in self.chords if x in (numbers[ch[0]], numbers[ch[1]]))
+            for x in range(1, 7)}
+
     def cross_id(self, l1: Line, l2: Line) -> int | None:
         """Id of the exact crossing point of two chords (``None`` when they do not cross)."""
         return self._cross.get((l1, l2))
@@ -280,10 +301,13 @@ class Board:
         return None if pid is None else self.points[pid]
 
 
-@lru_cache(maxsize=32)
 def board(layout: Layout) -> Board:
-    """The cached :class:`Board` of a layout."""
-    return Board(layout)
+    """The :class:`Board` of a layout, built once and kept on the (immutable) layout object."""
+    found = layout.__dict__.get("_board")
+    if found is None:
+        found = Board(layout)
+        object.__setattr__(layout, "_board", found)
+    return found
 
 
 # ---------------------------------------------------------------- analysis of a drawing
@@ -304,9 +328,12 @@ class Enclosure:
     quadrants: tuple[str, ...]
     stars: tuple[int, ...]
     candles: tuple[int, ...]
+    corners: int = 0
+    neighbors: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"polygon": [[round(x, 2), round(y, 2)] for x, y in self.polygon],
+                "corners": self.corners, "neighbors": list(self.neighbors),
                 "area": round(self.area, 2), "centroid": [round(v, 2) for v in self.centroid],
                 "quadrant": self.quadrant, "quadrants": list(self.quadrants),
                 "stars": list(self.stars), "candles": list(self.candles)}
@@ -445,10 +472,14 @@ class Drawing:
         return tuple(sorted(out))
 
     @cached_property
-    def enclosures(self) -> tuple[Enclosure, ...]:
-        """The bounded faces, each with its polygon, stars and quadrants."""
+    def faces(self) -> tuple[tuple[tuple[Any, ...], float], ...]:
+        """The bounded faces as (boundary walk of vertices, area mm^2), in reading order.
+
+        The walk follows the face boundary (a dangling edge inside the face is walked both
+        ways); vertices are candles (ints) and crossings (``("x", point id)``).
+        """
         adj, _ = self._graph
-        if not adj:
+        if not adj or self.n_enclosures == 0:
             return ()
         fxy = {v: self._fxy(v) for v in adj}
         order: dict[Any, list[Any]] = {}
@@ -458,7 +489,7 @@ class Drawing:
                                                                        fxy[w][0] - x))
         position = {v: {w: i for i, w in enumerate(ws)} for v, ws in order.items()}
         visited: set[tuple[Any, Any]] = set()
-        faces: list[tuple[list[Any], float]] = []
+        bounded: list[tuple[tuple[Any, ...], float, tuple[float, float]]] = []
         for u in sorted(adj, key=_vkey_sort):
             for v in order[u]:
                 if (u, v) in visited:
@@ -471,36 +502,97 @@ class Drawing:
                     ws = order[b]
                     c = ws[(position[b][a] - 1) % len(ws)]
                     a, b = b, c
-                faces.append((cycle, polygon_area([fxy[w] for w in cycle])))
-        bounded = [(cycle, area) for cycle, area in faces if area > 1e-9]
-        # the face holding a star is the smallest bounded face whose boundary surrounds it
-        star_face: dict[int, int] = {}
+                poly = [fxy[w] for w in cycle]
+                area = polygon_area(poly)
+                if area > 1e-9:
+                    bounded.append((tuple(cycle), area, _centroid(poly, area)))
+        bounded.sort(key=lambda f: (f[2][1], f[2][0]))
+        return tuple((cycle, area) for cycle, area, _ in bounded)
+
+    def face_polygon(self, k: int) -> tuple[tuple[float, float], ...]:
+        return tuple(self._fxy(w) for w in self.faces[k][0])
+
+    @cached_property
+    def star_faces(self) -> dict[int, int]:
+        """Star index -> the face holding it (the smallest bounded face around it)."""
+        out: dict[int, int] = {}
         for s, star in enumerate(self.layout.stars):
             best = None
-            for k, (cycle, area) in enumerate(bounded):
-                if _inside([fxy[w] for w in cycle], star, lambda cycle=cycle: [
-                        self._xy(w) for w in cycle]) and (
-                        best is None or area < bounded[best][1]):
+            for k, (cycle, area) in enumerate(self.faces):
+                if (best is None or area < self.faces[best][1]) and _inside(
+                        self.face_polygon(k), star,
+                        lambda cycle=cycle: [self._xy(w) for w in cycle]):
                     best = k
             if best is not None:
-                star_face[s] = best
+                out[s] = best
+        return out
+
+    @cached_property
+    def face_corners(self) -> tuple[int, ...]:
+        return tuple(self._corners(list(cycle)) for cycle, _ in self.faces)
+
+    @cached_property
+    def face_neighbors(self) -> tuple[tuple[int, ...], ...]:
+        """For each face, the faces sharing a side (an edge) with it."""
+        edges = [{frozenset((c[i], c[i - 1])) for i in range(len(c))} for c, _ in self.faces]
+        return tuple(tuple(j for j in range(len(edges)) if j != k and edges[k] & edges[j])
+                     for k in range(len(edges)))
+
+    @cached_property
+    def face_quadrants(self) -> tuple[tuple[str, ...], ...]:
+        """For each face, the quadrants it covers (area > 0)."""
         out = []
-        for k, (cycle, area) in enumerate(bounded):
-            poly = tuple(fxy[w] for w in cycle)
-            cx, cy = _centroid(poly, area)
-            qa = quadrant_areas(poly, self.layout)
-            out.append(Enclosure(
-                polygon=poly, area=area, centroid=(cx, cy),
-                quadrant=quadrant((cx, cy), self.layout),
-                quadrants=tuple(q for q in QUADRANTS if qa[q] > 1e-6),
-                stars=tuple(sorted(s for s, f in star_face.items() if f == k)),
-                candles=tuple(sorted({w for w in cycle if isinstance(w, int)}))))
-        out.sort(key=lambda e: (e.centroid[1], e.centroid[0]))
+        for k in range(len(self.faces)):
+            qa = quadrant_areas(self.face_polygon(k), self.layout)
+            out.append(tuple(q for q in QUADRANTS if qa[q] > 1e-6))
         return tuple(out)
 
     @cached_property
+    def enclosures(self) -> tuple[Enclosure, ...]:
+        """The bounded faces, each with its polygon, stars, quadrants, corners, neighbours."""
+        out = []
+        for k, (cycle, area) in enumerate(self.faces):
+            poly = self.face_polygon(k)
+            cx, cy = _centroid(poly, area)
+            out.append(Enclosure(
+                polygon=poly, area=area, centroid=(cx, cy),
+                quadrant=quadrant((cx, cy), self.layout),
+                quadrants=self.face_quadrants[k],
+                stars=tuple(sorted(s for s, f in self.star_faces.items() if f == k)),
+                candles=tuple(sorted({w for w in cycle if isinstance(w, int)})),
+                corners=self.face_corners[k], neighbors=self.face_neighbors[k]))
+        return tuple(out)
+
+    def _corners(self, cycle: list[Any]) -> int:
+        """Corners of a face boundary: vertices where it turns (spikes removed first). Exact."""
+        walk = list(cycle)
+        changed = True
+        while changed and len(walk) > 2:
+            changed = False
+            n = len(walk)
+            for i in range(n):
+                if walk[(i - 1) % n] == walk[(i + 1) % n]:  # walk[i] is the tip of a spike
+                    for j in sorted((i, (i + 1) % n), reverse=True):
+                        del walk[j]
+                    changed = True
+                    break
+        count = 0
+        n = len(walk)
+        for i in range(n):
+            p, q, r = walk[i - 1], walk[i], walk[(i + 1) % n]
+            if isinstance(q, int):
+                count += 1  # a candle on the boundary: lines meet there at a corner
+                continue
+            # a crossing is a corner unless the walk goes straight through it (one line)
+            pf, qf, rf = self._fxy(p), self._fxy(q), self._fxy(r)
+            turn = ((qf[0] - pf[0]) * (rf[1] - pf[1]) - (qf[1] - pf[1]) * (rf[0] - pf[0]))
+            if abs(turn) > 1e-6 or orientation(self._xy(p), self._xy(q), self._xy(r)) != 0:
+                count += 1
+        return count
+
+    @cached_property
     def stars_enclosed(self) -> tuple[int, ...]:
-        return tuple(sorted(s for e in self.enclosures for s in e.stars))
+        return tuple(sorted(self.star_faces))
 
     # -- paths along lines, candle to candle
     @cached_property

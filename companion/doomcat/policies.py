@@ -1,0 +1,174 @@
+"""Policies that play Doom Cat moves: ``random`` and ``greedy``.
+
+A policy is a callable ``(state, player, rng) -> move event`` choosing among
+:func:`companion.doomcat.game.legal_options`; the RNG is injected (a ``random.Random``).
+
+- ``random``: a uniformly random legal move.
+- ``greedy``: the move that raises the current goal score of the card it is played on the
+  most (one step ahead, no look-ahead). Ties go to the move that keeps more lines open on
+  that card, then to a random one. Its familiar: a one-off power is used on the first turn
+  where it raises the score more than the best plain move (Black Cat, Raven, Snake and Moth
+  are tried; Owl when crossing out would lose points; Bat is never used); a Toad picks the
+  number printed on the two candles that the most open lines reach.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from companion.doomcat.catalogue import Goal, Sigil, parse_goals
+from companion.doomcat.game import Card, GameState, IllegalMove, apply, legal_options
+from companion.doomcat.geometry import Drawing, board
+from vision.readings import TopBox
+
+Policy = Callable[[GameState, str, random.Random], dict[str, Any]]
+
+
+def random_policy(state: GameState, player: str, rng: random.Random) -> dict[str, Any]:
+    """A uniformly random legal move."""
+    options = legal_options(state, player)
+    if not options:
+        raise IllegalMove(f"{player} has no legal move")
+    return rng.choice(options)
+
+
+class Greedy:
+    """One-step greedy play for a set of goals (see the module docstring)."""
+
+    def __init__(self, goals: Sequence[int] | Sequence[Goal]) -> None:
+        self.goals = tuple(g if isinstance(g, Goal) else parse_goals([g])[0] for g in goals)
+        self._drawings: dict[tuple[str, tuple], Drawing] = {}
+
+    def _drawing(self, card: Card, lines: tuple) -> Drawing:
+        key = (card.layout.name, lines)
+        found = self._drawings.get(key)
+        if found is None:
+            if len(self._drawings) > 50000:
+                self._drawings.clear()
+            found = self._drawings[key] = Drawing(card.layout, lines)
+        return found
+
+    def value(self, card: Card, lines: tuple, crossed: tuple, top: tuple) -> int:
+        """Goal points of a card drawn like this."""
+        sigil = Sigil(card.layout, lines, crossed, top, drawing=self._drawing(card, lines))
+        return sum(g.score(sigil) for g in self.goals)
+
+    def _after(self, card: Card, move: dict[str, Any]) -> tuple[tuple, tuple, tuple]:
+        lines = card.lines
+        if move.get("line") is not None:
+            a, b = move["line"]
+            lines = tuple(sorted((*lines, (min(a, b), max(a, b)))))
+        crossed = card.crossed
+        if move.get("cross") is not None:
+            crossed = tuple(sorted((*crossed, move["cross"])))
+        top = list(card.top)
+        n = move["write"]
+        top[top.index(None)] = TopBox(n, card.written(n) >= 1)
+        return lines, crossed, tuple(top)
+
+    def rank(self, state: GameState, player: str, options: list[dict[str, Any]],
+             rng: random.Random) -> list[tuple[float, float, float, dict[str, Any]]]:
+        me = state.player(player)
+        base = [self.value(c, c.lines, c.crossed, c.top) for c in me.cards]
+        ranked = []
+        for move in options:
+            card = me.cards[move["card"]]
+            lines, crossed, top = self._after(card, move)
+            gain = self.value(card, lines, crossed, top) - base[move["card"]]
+            room = _open_after(card, lines, crossed)
+            ranked.append((gain, room, rng.random(), move))
+        ranked.sort(key=lambda r: r[:3], reverse=True)
+        return ranked
+
+    def __call__(self, state: GameState, player: str, rng: random.Random) -> dict[str, Any]:
+        options = legal_options(state, player)
+        if not options:
+            raise IllegalMove(f"{player} has no legal move")
+        ranked = self.rank(state, player, options, rng)
+        best = ranked[0]
+        me = state.player(player)
+        if me.familiar and me.familiar not in me.powers_used:
+            powered = self._with_power(state, me, best, rng)
+            if powered is not None:
+                return powered
+        return best[3]
+
+    def _with_power(self, state: GameState, me: Any, best: tuple, rng: random.Random,
+                    ) -> dict[str, Any] | None:
+        """A move using the familiar's one-off power when it beats ``best`` (else None)."""
+        fam = me.familiar
+        move = best[3]
+        card = me.cards[move["card"]]
+        base = self.value(card, card.lines, card.crossed, card.top)
+        trials: list[tuple[int, dict[str, Any]]] = []
+        if fam == "F01" and state.dice is not None:
+            for i in range(3):
+                for to in range(1, 7):
+                    if to == state.dice[i]:
+                        continue
+                    dice = tuple(to if k == i else d for k, d in enumerate(state.dice))
+                    power = {"familiar": "F01", "die": i, "to": to}
+                    trial_state = dataclasses.replace(state, dice=dice)
+                    ranked = self.rank(trial_state, me.name,
+                                       legal_options(trial_state, me.name), rng)
+                    if ranked:
+                        trials.append((ranked[0][0], ranked[0][3] | {"power": power}))
+        elif fam in ("F02", "F04", "F07"):
+            lines, crossed, top = self._after(card, move)
+            if fam == "F02":
+                trial_card = dataclasses.replace(card, lines=lines)
+                for extra in sorted(trial_card.open_chords):
+                    more = tuple(sorted((*lines, extra)))
+                    trials.append((self.value(card, more, crossed, top) - base,
+                                   move | {"power": {"familiar": "F02",
+                                                     "extra_line": list(extra)}}))
+            elif fam == "F04" and move.get("cross") is not None:
+                trials.append((self.value(card, lines, card.crossed, top) - base,
+                               move | {"cross": None, "power": {"familiar": "F04"}}))
+            elif fam == "F07" and move.get("line") is not None:
+                for erase in card.lines:
+                    fewer = tuple(x for x in lines if x != erase)
+                    trials.append((self.value(card, fewer, crossed, top) - base,
+                                   move | {"power": {"familiar": "F07", "erase": list(erase)}}))
+        trials.sort(key=lambda t: t[0], reverse=True)
+        for gain, trial in trials[:3]:
+            if gain <= best[0]:
+                break
+            try:
+                apply(state, trial)
+            except IllegalMove:
+                continue
+            return trial
+        return None
+
+    def setup_wilds(self, state: GameState, player: str) -> list[int]:
+        """Toad: for each card, the number whose candles reach the most open lines."""
+        out = []
+        for card in state.player(player).cards:
+            bd = board(card.layout)
+            out.append(max(range(1, 7), key=lambda n, bd=bd, card=card: (
+                len(bd.with_number[n] & card.open_chords), -n)))
+        return out
+
+
+def _open_after(card: Card, lines: tuple, crossed: tuple) -> int:
+    return len(dataclasses.replace(card, lines=lines, crossed=crossed).open_chords)
+
+
+def _options_with(state: GameState, player: str, dice: tuple[int, ...],
+                  power: dict[str, Any]) -> list[dict[str, Any]]:
+    trial = dataclasses.replace(state, dice=dice)
+    return [m | {"power": power} for m in legal_options(trial, player)]
+
+
+def make_policy(name: str, goals: Sequence[int]) -> Policy:
+    """``"greedy"`` or ``"random"``; :class:`~companion.errors.BadInput` otherwise."""
+    if name == "random":
+        return random_policy
+    if name == "greedy":
+        return Greedy(goals)
+    from companion.errors import BadInput
+    raise BadInput(f"unknown policy {name!r}: use greedy or random")
