@@ -1,0 +1,218 @@
+"""Handlers of ``sigil IMAGE --layout L``, ``eval sigil DIR`` and ``bench sigil DIR``.
+
+The reader (:func:`vision.sigil.read_sigil`) needs the layout and, to subtract the printed
+artwork, the blank card's image: a registered card's ``reference.png``, else the blank faces
+the project draws for the layout (the companion card, and the printed-card designs), of which
+the reader takes the one that matches the photo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from companion.cli import print_json
+from companion.errors import BadInput, DataFileError
+from companion.measure import bench_images, image_files
+from vision.imageio import read_image
+
+REF_PPM = 5.0
+
+
+@lru_cache(maxsize=64)
+def load_layout(name: str) -> Any:
+    from companion.doomcat.layouts import load_layout as _load
+
+    return _load(name)
+
+
+@lru_cache(maxsize=1)
+def all_layouts() -> tuple[Any, ...]:
+    from companion.doomcat.layouts import all_layouts as _all
+
+    return tuple(_all())
+
+
+@lru_cache(maxsize=64)
+def references(name: str, art: str | None = None) -> tuple[np.ndarray, ...]:
+    """Blank-card images for layout ``name``: a registered card's ``reference.png``, else the
+    faces the project draws (``art`` "companion" or "printed" narrows them down)."""
+    from companion.doomcat.layouts import registry_dir
+
+    ref = registry_dir() / "cards" / name / "reference.png"
+    if ref.is_file():
+        return (read_image(ref),)
+    try:
+        from calibration.cardface import card_face
+    except ImportError:  # the card drawing is not installed: mask the layout's elements
+        return ()
+    layout = load_layout(name)
+    out = []
+    if art in (None, "companion"):
+        out.append(np.asarray(card_face(layout, "companion", 0, REF_PPM).image))
+    if art in (None, "printed"):
+        out += [np.asarray(card_face(layout, "printed", d, REF_PPM).image) for d in range(4)]
+    return tuple(out)
+
+
+def _reader() -> Any:
+    from vision.sigil import read_sigil
+
+    return read_sigil
+
+
+def read(args: argparse.Namespace) -> int:
+    """``sigil IMAGE --layout L [--json]``."""
+    image = read_image(args.image)
+    layout = load_layout(args.layout)
+    reading = _reader()(image, layout, references(args.layout) or None,
+                        others=all_layouts())
+    if args.json:
+        print_json(reading.to_json())
+        return 0
+    st = reading.state
+    print(f"{args.image}: layout {st.layout}, card found by {reading.pose.method}")
+    print("lines:   " + (", ".join(f"{a}-{b}" for a, b in st.lines) or "none"))
+    print("crossed: " + (", ".join(str(c) for c in st.crossed) or "none"))
+    print("top:     " + " ".join("." if t is None else f"({t.value})" if t.circled
+                                 else str(t.value) for t in st.top))
+    if st.unknown:
+        print("unknown: " + ", ".join(st.unknown))
+    for note in reading.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _labels(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "labels.json"
+    if not path.is_file():
+        raise BadInput(f"{folder}: no labels.json in this folder")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not readable JSON: {exc}") from None
+    if not isinstance(doc, list):
+        raise DataFileError(str(path), "$", "expected a list of {image, sigil} objects")
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str) \
+                or not isinstance(entry.get("sigil"), dict):
+            raise DataFileError(str(path), f"$[{i}]", 'expected {"image": ..., "sigil": {...}}')
+        if not (folder / entry["image"]).is_file():
+            raise DataFileError(str(path), f"$[{i}].image", f"no such file {entry['image']!r}")
+    return doc
+
+
+def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
+    """Read every labelled photo of ``folder`` and score the readings (``eval sigil``)."""
+    from vision.readings import SigilState
+    from vision.sigil.scoring import Tally, condition_groups, score_card
+
+    folder = Path(folder)
+    labels = _labels(folder)
+    read_sigil = _reader()
+    total = Tally()
+    groups: dict[str, Tally] = {}
+    failures: list[tuple[int, str, list[str]]] = []
+    path = folder / "labels.json"
+    for i, entry in enumerate(labels):
+        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        cond = entry.get("conditions") or {}
+        art = cond.get("art") if isinstance(cond, dict) else None
+        image = read_image(folder / entry["image"])
+        try:
+            reading = read_sigil(image, load_layout(truth.layout),
+                                 references(truth.layout, art) or None,
+                                 others=all_layouts()).state
+            refusal = None
+        except BadInput as exc:
+            if "layout" in str(exc) and "unknown layout" in str(exc):
+                raise
+            reading, refusal = None, str(exc)
+        sc = score_card(truth, reading, entry.get("ghost_lines") or ())
+        total.add(sc)
+        for g in condition_groups(cond if isinstance(cond, dict) else None):
+            groups.setdefault(g, Tally()).add(sc)
+        if not sc.exact:
+            errs = ([f"refused: {refusal}"] if refusal else []) + sc.errors
+            if sc.unknown:
+                errs.append(f"{sc.unknown} visible elements unknown")
+            failures.append((len(sc.errors) + (10 if refusal else 0) + sc.unknown,
+                             entry["image"], errs))
+    report = total.to_json()
+    report["by_condition"] = {k: groups[k].to_json() for k in sorted(groups)}
+    failures.sort(key=lambda f: -f[0])
+    report["worst"] = [{"image": name, "errors": errs[:8]} for _, name, errs in
+                       failures[:worst]]
+    return report
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    """``eval sigil DIR [--json]``."""
+    report = evaluate_folder(args.folder)
+    if args.json:
+        print_json(report)
+        return 0
+    keys = ("images", "line_precision", "line_recall", "line_f1", "crossed_accuracy",
+            "digit_accuracy", "circle_accuracy", "exact_rate", "unknown_share",
+            "ghost_lines_counted", "failed")
+    for k in keys:
+        print(f"{k:22s} {report[k]}")
+    print("by condition (images, line F1, crossed, digits, circles, exact, unknown):")
+    for g, r in report["by_condition"].items():
+        print(f"  {g:24s} {r['images']:4d} {r['line_f1']} {r['crossed_accuracy']} "
+              f"{r['digit_accuracy']} {r['circle_accuracy']} {r['exact_rate']} "
+              f"{r['unknown_share']}")
+    for w in report["worst"]:
+        print(f"worst: {w['image']}: {'; '.join(w['errors'])}")
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    """``bench sigil DIR [--json]``: one thread, median and p95 per photo, peak memory."""
+    folder = Path(args.folder)
+    files = image_files(folder)
+    layout_of: dict[str, str] = {}
+    art_of: dict[str, str | None] = {}
+    if (folder / "labels.json").is_file():
+        for entry in _labels(folder):
+            layout_of[entry["image"]] = (entry["sigil"].get("layout") or entry.get("layout"))
+            cond = entry.get("conditions") or {}
+            art_of[entry["image"]] = cond.get("art") if isinstance(cond, dict) else None
+    missing = [f.name for f in files if f.name not in layout_of]
+    if missing:
+        raise BadInput(f"{folder}: labels.json names no layout for {missing[0]} "
+                       f"(and {len(missing) - 1} more)" if len(missing) > 1 else
+                       f"{folder}: labels.json names no layout for {missing[0]}")
+    read_sigil = _reader()
+    queue = [(load_layout(layout_of[f.name]), references(layout_of[f.name], art_of[f.name]))
+             for f in files]
+    others = all_layouts()
+    state = {"i": 0}
+
+    def one(image: np.ndarray) -> None:
+        layout, refs = queue[state["i"] % len(queue)]
+        state["i"] += 1
+        try:
+            read_sigil(image, layout, refs or None, others=others)
+        except BadInput:
+            pass
+
+    # bench_images reads the first image once as a warm-up, then every image in order
+    queue = [queue[0], *queue]
+    report = bench_images(one, files, warmup=1)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(f"{report.images} images: median {report.ms_median} ms, p95 {report.ms_p95} ms, "
+              f"peak {report.peak_mb} MiB")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use: python -m companion sigil|eval sigil|bench sigil")

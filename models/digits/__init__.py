@@ -1,0 +1,1 @@
+"""The top-box digit model: synthetic training data (``synth``), trainer (``train``)."""

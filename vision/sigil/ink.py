@@ -1,0 +1,200 @@
+"""From a photo and a card pose to maps on the rectified card: ink, hidden, glare.
+
+The card is rectified to ``px_per_mm`` pixels per millimetre (card mm -> pixel ``(x * s, y * s)``).
+Light is normalised by an estimate of the bare card's brightness (a max filter over a coarse
+grid: ink strokes are thinner than its cells), so that shade and uneven light cancel. The
+printed artwork is removed by comparing with the blank card's reference image (normalised the
+same way, darkened a little around its strokes so that a pixel of misregistration leaves no
+trace); without a reference, the layout's printed elements are masked instead.
+
+- ``ink``: float32 in [0, 1], how much darker than the blank card each pixel is, the darkest
+  colour channel (so pens of any colour count);
+- ``hidden``: bool, covered by something opaque that is not the card (a hand, a sleeve: its
+  colour or darkness differs from the bare card's) or outside the photo;
+- ``glare``: bool, washed out by a specular reflection on the laminate.
+
+Convention: arrays are indexed ``[row, col]`` = ``[y * s, x * s]`` with ``x, y`` in card mm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.sigil.geometry import CardGeometry
+
+__all__ = ["CardMaps", "card_maps", "element_mask", "prepare_reference"]
+
+COARSE = 8  # the light-estimate grid cell, in rectified pixels
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A blank card prepared for subtraction: light-normalised, darkened around its strokes,
+    and its coarse paper colour (for telling a hand from the card)."""
+
+    floor: np.ndarray      # (H, W, 3) float32: the blank card, light-normalised
+    paper: np.ndarray      # (h, w, 3) float32 coarse paper colour, normalised to its median
+    dark: np.ndarray       # (H, W) bool: printed artwork (for the contrast estimate)
+
+
+@dataclass(frozen=True)
+class CardMaps:
+    ink: np.ndarray
+    hidden: np.ndarray
+    glare: np.ndarray
+    contrast: float        # darkness of the printed artwork in this photo (0..1)
+    rectified: np.ndarray  # BGR uint8 rectified card
+
+
+def _paper(img: np.ndarray) -> np.ndarray:
+    """Coarse estimate of the bare card's colour: area-mean over COARSE cells, then a 3x3 max
+    filter (drops the strokes), then a light blur. Returns the coarse (h, w, 3) float32 image."""
+    h, w = img.shape[:2]
+    small = cv2.resize(img, (max(2, w // COARSE), max(2, h // COARSE)),
+                       interpolation=cv2.INTER_AREA).astype(np.float32)
+    small = cv2.dilate(small, np.ones((3, 3), np.uint8))
+    return cv2.blur(small, (3, 3))
+
+
+def _up(small: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    return cv2.resize(small, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
+
+
+def element_mask(geom: CardGeometry, px_per_mm: float, *, margin_mm: float = 0.8) -> np.ndarray:
+    """Float32 (H, W) map, 0 on the layout's printed elements (candle outlines and numbers,
+    stars, dividers, box borders, markers) grown by ``margin_mm``, 1 elsewhere. Stands in for
+    a reference image when none is given."""
+    s = px_per_mm
+    w, h = geom.size_mm
+    out = np.ones((round(h * s), round(w * s)), np.float32)
+    t = max(1, round((0.5 + 2 * margin_mm) * s))
+    for c in geom.candles:
+        cx, cy = c.center
+        cv2.circle(out, (round(cx * s), round(cy * s)), round(c.radius * s), 0.0, t)
+        cv2.circle(out, (round(cx * s), round(cy * s)), round(0.6 * c.radius * s), 0.0, -1)
+    for x, y in geom.stars:
+        cv2.circle(out, (round(x * s), round(y * s)), round((2.4 + margin_mm) * s), 0.0, -1)
+    if geom.dividers is not None:
+        vx, hy = geom.dividers
+        cv2.line(out, (round(vx * s), 0), (round(vx * s), out.shape[0]), 0.0, t)
+        cv2.line(out, (0, round(hy * s)), (out.shape[1], round(hy * s)), 0.0, t)
+    for box in (*geom.top_boxes, *geom.score_boxes):
+        x0, y0, x1, y1 = (round(v * s) for v in box)
+        cv2.rectangle(out, (x0, y0), (x1, y1), 0.0, t)
+    for m in geom.markers:
+        (cx, cy), half = m.center, m.size / 2 * 1.4 + margin_mm
+        cv2.rectangle(out, (round((cx - half) * s), round((cy - half) * s)),
+                      (round((cx + half) * s), round((cy + half) * s)), 0.0, -1)
+    border = round(2.5 * s)
+    out[:border], out[-border:], out[:, :border], out[:, -border:] = 0, 0, 0, 0
+    return out
+
+
+def _outlines(geom: CardGeometry, px_per_mm: float) -> np.ndarray:
+    """Bool map of the candle outlines (printed on every card, thin like a pen stroke): the
+    yardstick of ink contrast."""
+    w, h = geom.size_mm
+    dark = np.zeros((round(h * px_per_mm), round(w * px_per_mm)), np.uint8)
+    for c in geom.candles:
+        cx, cy = c.center
+        cv2.circle(dark, (round(cx * px_per_mm), round(cy * px_per_mm)),
+                   round(c.radius * px_per_mm), 1, max(1, round(0.3 * px_per_mm)))
+    return dark.astype(bool)
+
+
+def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
+                      px_per_mm: float) -> Reference:
+    """Resize and normalise a blank card image (BGR, the whole card, any resolution) or, with
+    ``None``, build the stand-in from the layout's printed elements."""
+    w, h = geom.size_mm
+    size = (round(w * px_per_mm), round(h * px_per_mm))
+    if reference is None:
+        mask = element_mask(geom, px_per_mm)
+        floor = np.repeat(mask[..., None], 3, axis=2)
+        paper = np.ones((max(2, size[1] // COARSE), max(2, size[0] // COARSE), 3), np.float32)
+        return Reference(floor, paper, _outlines(geom, px_per_mm))
+    ref = cv2.resize(reference, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    paper_small = _paper(ref)
+    norm = ref / np.maximum(_up(paper_small, ref.shape[:2]), 1.0)
+    floor = np.clip(norm, 0, 1).astype(np.float32)
+    dark = _outlines(geom, px_per_mm) & (norm.min(axis=2) < 0.7)
+    paper_small = cv2.dilate(paper_small, np.ones((3, 3), np.uint8))
+    med = np.median(paper_small.reshape(-1, 3), axis=0)
+    return Reference(floor, paper_small / np.maximum(med, 1.0), dark)
+
+
+_FLOORS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _floor(ref: Reference, radius: int) -> np.ndarray:
+    """The reference darkened around its strokes by ``radius`` px (a min filter): a stroke
+    blurred or shifted by that much in the photo leaves no ink behind."""
+    key = (id(ref), radius)
+    out = _FLOORS.get(key)
+    if out is None:
+        if len(_FLOORS) > 16:
+            _FLOORS.clear()
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+        out = cv2.erode(ref.floor, k) if radius > 0 else ref.floor
+        _FLOORS[key] = out
+    return out
+
+
+def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
+              hand_chroma: float = 0.10, hand_dark: float = 0.45, glare_gain: float = 1.22,
+              hidden_grow_mm: float = 1.5, px_per_mm: float = 5.0,
+              spread_px: int = 2) -> CardMaps:
+    """Ink, hidden and glare maps of a rectified card photo (see the module docstring).
+
+    ``rect`` is the BGR uint8 rectified photo, ``valid`` a bool map of pixels inside the photo.
+    ``hand_chroma`` is the change of colour (L1 of normalised rgb) and ``hand_dark`` the
+    brightness ratio to the bare card below which the card is taken to be covered;
+    ``glare_gain`` the brightness ratio above which it is washed out.
+    """
+    H, W = rect.shape[:2]
+    img = rect.astype(np.float32)
+    paper_small = _paper(img)
+    paper = _up(paper_small, (H, W))
+    norm = img / np.maximum(paper, 1.0)
+    d = cv2.split(_floor(ref, spread_px) - norm)
+    ink = cv2.max(cv2.max(d[0], d[1]), d[2])
+    np.clip(ink, 0.0, 1.0, out=ink)
+
+    # what covers the card: colour or brightness of the coarse paper estimate vs the blank card
+    vs = valid[::COARSE, ::COARSE][:paper_small.shape[0], :paper_small.shape[1]]
+    # a wider max filter for what covers the card: dense writing must not look like a hand
+    paper_small = cv2.dilate(paper_small, np.ones((3, 3), np.uint8))
+    bright = paper_small.mean(axis=2)
+    level = float(np.percentile(bright[vs], 70)) if vs.any() else 1.0
+    white = np.median(paper_small[vs & (bright > 0.8 * level)], axis=0) if vs.any() else \
+        np.ones(3, np.float32)
+    p = paper_small / np.maximum(white, 1.0)
+    r = ref.paper
+    if r.shape != p.shape:
+        r = cv2.resize(r, (p.shape[1], p.shape[0]), interpolation=cv2.INTER_LINEAR)
+    chroma = np.abs(p / np.maximum(p.sum(axis=2, keepdims=True), 1e-3)
+                    - r / np.maximum(r.sum(axis=2, keepdims=True), 1e-3)).sum(axis=2)
+    ratio = p.mean(axis=2) / np.maximum(r.mean(axis=2), 1e-3)
+    cover = (chroma > hand_chroma) | (ratio < hand_dark)
+    glare_small = ratio > glare_gain
+    grow = max(1, round(hidden_grow_mm * px_per_mm))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1))
+    # the max filter shrank covered areas by about a cell: grow them back and a margin more
+    hidden = _up(cover.astype(np.float32), (H, W)) > 0.25
+    hidden = cv2.dilate(hidden.astype(np.uint8), k, iterations=2).astype(bool)
+    hidden |= ~valid
+    glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
+    glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
+    ink[hidden] = 0.0
+
+    # contrast of the printed artwork in this photo, the yardstick of every ink level
+    dark_px = ref.dark & ~hidden & ~glare
+    if dark_px.sum() > 50:
+        n = cv2.split(norm)
+        contrast = float(np.percentile(1.0 - cv2.min(cv2.min(n[0], n[1]), n[2])[dark_px], 80))
+    else:
+        contrast = 0.6
+    return CardMaps(ink=ink, hidden=hidden, glare=glare, contrast=contrast, rectified=rect)

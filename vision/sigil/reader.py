@@ -1,0 +1,645 @@
+"""The sigil card reader: photo in, :class:`SigilReading` (state, pose, evidence) out.
+
+Steps (every threshold lives in :class:`SigilConfig`):
+
+1. find the card: the layout's ArUco markers, else its outline (largest card-shaped convex
+   quadrilateral; the rotation that best matches the blank card's artwork);
+2. rectify it to ``px_per_mm`` and turn it into ink / hidden / glare maps
+   (:mod:`vision.sigil.ink`), the printed artwork subtracted;
+3. lines: for each of the 66 candle pairs, the best continuous path through the pair's band
+   (a dynamic programme that lets a hand-drawn stroke wobble and curve round a candle), and its
+   strength: the ink level that ``1 - line_quantile`` of the band's length reaches. One
+   adaptive threshold over the 66 strengths (first large gap, with floors against ghosts);
+4. crossed candles: ink over each candle disc, one adaptive threshold over the 12;
+5. top boxes: empty, or digit 1-6 and circled (:mod:`vision.sigil.digits`);
+6. what is hidden (a hand, outside the photo) or washed out by glare and not otherwise clear
+   goes to ``unknown``; never to "not drawn".
+
+Convention: image points are ``(x, y)`` pixels, origin top-left; card geometry in mm, origin at
+the card's top-left corner; the pose's homography maps card mm to image px.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.errors import BadInput
+from vision.imageio import as_bgr
+from vision.readings import N_TOP_BOXES, SigilState, TopBox
+from vision.sigil import digits as dg
+from vision.sigil.geometry import (
+    CardGeometry,
+    NoCard,
+    Pose,
+    card_corners_mm,
+    find_by_markers,
+    find_by_outline,
+    geometry_of,
+    homographies_for_quad,
+    marker_ids_of,
+    project,
+)
+from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
+from vision.sigil.threshold import first_large_gap
+
+__all__ = ["SigilConfig", "SigilReading", "read_sigil"]
+
+
+@dataclass(frozen=True)
+class SigilConfig:
+    """Every threshold of the reader. Ink levels are relative to the printed artwork's
+    contrast in the same photo (1.0 = as dark as the printed outlines)."""
+
+    px_per_mm: float = 5.0
+    # bands between candles
+    band_step_mm: float = 0.5
+    band_half_width_mm: float = 3.0
+    band_lanes: int = 17
+    curve_margin_mm: float = 2.5
+    band_smooth_mm: float = 2.0
+    move_penalty: float = 0.08
+    wobble_mm: float = 0.9
+    explain_radius_mm: float = 1.2
+    min_own_share: float = 0.35
+    line_quantile: float = 0.15
+    line_floor: float = 0.32
+    line_ceiling: float = 0.75
+    line_min_jump: float = 0.12
+    line_default: float = 0.45
+    line_max_gap_mm: float = 5.0
+    min_visible: float = 0.5
+    # crossed candles
+    disc_fraction: float = 0.85
+    cross_level: float = 0.35
+    cross_floor: float = 0.05
+    cross_ceiling: float = 0.25
+    cross_min_jump: float = 0.04
+    cross_default: float = 0.1
+    # top boxes
+    box_ink_level: float = 0.4
+    box_min_ink_mm2: float = 1.5
+    box_max_hidden: float = 0.1
+    circle_prob: float = 0.5
+    digit_min_prob: float = 0.45
+    # hidden / glare
+    hand_chroma: float = 0.10
+    hand_dark: float = 0.45
+    glare_gain: float = 1.22
+    spread_photo_px: float = 1.3
+    # bad input
+    min_card_px: float = 60.0
+    min_contrast: float = 0.12
+    min_match: float = 0.25
+    model_path: str = str(dg.MODEL_PATH)
+
+
+@dataclass(frozen=True)
+class SigilReading:
+    """The reader's result: the :class:`SigilState`, the pose, and the evidence behind it.
+
+    ``line_strength`` maps each candle pair ``(a, b)`` to its strength (None when hidden);
+    ``line_threshold`` is the card's adaptive threshold; likewise for candles. ``boxes``
+    holds per top box the digit probabilities and the circle probability.
+    """
+
+    state: SigilState
+    pose: Pose
+    line_strength: dict[tuple[int, int], float | None]
+    line_threshold: float
+    cross_strength: tuple[float | None, ...]
+    cross_threshold: float
+    boxes: tuple[dict[str, Any], ...]
+    contrast: float
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self, *, evidence: bool = True) -> dict[str, Any]:
+        doc = self.state.to_json()
+        if evidence:
+            doc["pose"] = self.pose.to_json()
+            doc["evidence"] = {
+                "contrast": round(self.contrast, 3),
+                "line_threshold": round(self.line_threshold, 3),
+                "lines": {f"{a}-{b}": None if s is None else round(s, 3)
+                          for (a, b), s in self.line_strength.items()},
+                "cross_threshold": round(self.cross_threshold, 3),
+                "candles": [None if s is None else round(s, 3) for s in self.cross_strength],
+                "top": list(self.boxes)}
+            doc["notes"] = list(self.notes)
+        return doc
+
+
+# ---------------------------------------------------------------------------- band geometry
+
+@dataclass(frozen=True)
+class _Bands:
+    pairs: tuple[tuple[int, int], ...]
+    mapx: np.ndarray      # (P*T, K) float32 rectified px
+    mapy: np.ndarray
+    valid: np.ndarray     # (P, T) bool: sample inside the pair's band (not padding)
+    blocked: np.ndarray   # (P, T, K) bool: sample over another candle's disc
+    tol_lanes: np.ndarray  # (P,) wobble tolerance around the fitted stroke, in lanes
+    T: int
+    K: int
+
+
+@lru_cache(maxsize=16)
+def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
+    s = cfg.px_per_mm
+    cs = np.array([c.center for c in geom.candles], np.float64)
+    rs = np.array([c.radius for c in geom.candles], np.float64)
+    pairs = geom.pairs
+    lengths = []
+    for a, b in pairs:
+        lengths.append(np.hypot(*(cs[b] - cs[a])) - rs[a] - rs[b])
+    T = int(np.ceil(max(lengths) / cfg.band_step_mm)) + 1
+    K = cfg.band_lanes
+    P = len(pairs)
+    mapx = np.full((P, T, K), -10.0, np.float32)
+    mapy = np.full((P, T, K), -10.0, np.float32)
+    valid = np.zeros((P, T), bool)
+    blocked = np.zeros((P, T, K), bool)
+    tol = np.zeros(P)
+    lanes = np.linspace(-1.0, 1.0, K)
+    for p, (a, b) in enumerate(pairs):
+        d = cs[b] - cs[a]
+        length = float(np.hypot(*d))
+        u = d / length
+        n = np.array([-u[1], u[0]])
+        half = cfg.band_half_width_mm
+        for c in range(len(cs)):
+            if c in (a, b):
+                continue
+            rel = cs[c] - cs[a]
+            along = float(rel @ u)
+            if not 0 < along < length:
+                continue
+            e = abs(float(rel @ n))
+            if e < rs[c] + cfg.curve_margin_mm + half:
+                half = max(half, rs[c] + cfg.curve_margin_mm - e + 1.5)
+        tol[p] = cfg.wobble_mm / (2 * half / (K - 1))
+        t0, t1 = rs[a], length - rs[b]
+        nt = int(np.floor((t1 - t0) / cfg.band_step_mm)) + 1
+        ts = t0 + np.arange(nt) * cfg.band_step_mm
+        pts = (cs[a][None, None, :] + ts[:, None, None] * u[None, None, :]
+               + (lanes * half)[None, :, None] * n[None, None, :])
+        mapx[p, :nt] = pts[..., 0] * s
+        mapy[p, :nt] = pts[..., 1] * s
+        valid[p, :nt] = True
+        for c in range(len(cs)):
+            if c in (a, b):
+                continue
+            dist = np.hypot(pts[..., 0] - cs[c][0], pts[..., 1] - cs[c][1])
+            blocked[p, :nt] |= dist < rs[c] + 0.3
+    return _Bands(pairs, mapx.reshape(P * T, K), mapy.reshape(P * T, K), valid, blocked, tol,
+                  T, K)
+
+
+def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
+    """For (P, T, K) values, the lane index of the best continuous path (lane changes of at
+    most one per step, each costing ``penalty``) at every step: (P, T) ints. Forward and
+    backward max-sum passes; the path's lane at t is the argmax of their sum."""
+    P, T, K = v.shape
+
+    def step(prev: np.ndarray) -> np.ndarray:
+        out = prev.copy()
+        np.maximum(out[:, 1:], prev[:, :-1] - penalty, out=out[:, 1:])
+        np.maximum(out[:, :-1], prev[:, 1:] - penalty, out=out[:, :-1])
+        return out
+
+    fwd = np.empty_like(v)
+    bwd = np.empty_like(v)
+    fwd[:, 0] = v[:, 0]
+    for t in range(1, T):
+        fwd[:, t] = v[:, t] + step(fwd[:, t - 1])
+    bwd[:, T - 1] = v[:, T - 1]
+    for t in range(T - 2, -1, -1):
+        bwd[:, t] = v[:, t] + step(bwd[:, t + 1])
+    return np.argmax(fwd + bwd - v, axis=2)
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    best = run = 0
+    for f in flags:
+        run = run + 1 if f else 0
+        best = max(best, run)
+    return best
+
+
+def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+                   ) -> tuple[dict[tuple[int, int], float | None], np.ndarray, list[np.ndarray]]:
+    """Strength of every candle pair (None when too little of its band can be seen), the
+    longest uninked run of its path in mm (P,), and each pair's fitted path in rectified px
+    (only its seen samples)."""
+    bands = _bands(geom, cfg)
+    P, T, K = len(bands.pairs), bands.T, bands.K
+    level = max(maps.contrast, 0.05)
+    stack = np.dstack([maps.ink / level, maps.hidden.astype(np.float32),
+                       maps.glare.astype(np.float32)])
+    samp = cv2.remap(stack, bands.mapx, bands.mapy, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0))
+    samp = samp.reshape(P, T, K, 3)
+    v = np.minimum(samp[..., 0], 1.5)
+    v[bands.blocked] = 0.0
+    # smooth along the band: a stroke along the band keeps its level, a crossing one fades
+    n = max(1, int(round(cfg.band_smooth_mm / cfg.band_step_mm)))
+    if n > 1:
+        c = np.cumsum(np.pad(v, ((0, 0), (1, 0), (0, 0))), axis=1)
+        lo = np.clip(np.arange(T) - n // 2, 0, T)
+        hi = np.clip(np.arange(T) + (n - n // 2), 0, T)
+        v = (c[:, hi] - c[:, lo]) / (hi - lo)[None, :, None]
+        v[bands.blocked] = 0.0
+    v = v * bands.valid[..., None]
+    lanes = _best_paths(v.astype(np.float32), cfg.move_penalty)
+    # a drawn line is one smooth stroke: fit a cubic to the path (weighted by its ink) and read
+    # the ink along the fit, within a wobble tolerance; a path that jumps from one stroke to
+    # another (two lines meeting near the pair) loses the part it cannot follow
+    t_norm = np.arange(T, dtype=np.float64) / max(T - 1, 1)
+    vand = np.stack([t_norm ** d for d in range(4)], axis=1)                 # (T, 4)
+    w = np.take_along_axis(v, lanes[..., None], axis=2)[..., 0] * bands.valid + 1e-3
+    a_mat = np.einsum("pt,ti,tj->pij", w, vand, vand) + 1e-6 * np.eye(4)
+    b_vec = np.einsum("pt,ti,pt->pi", w, vand, lanes.astype(np.float64))
+    coef = np.linalg.solve(a_mat, b_vec[..., None])[..., 0]
+    fit = coef @ vand.T                                                       # (P, T)
+    tol = bands.tol_lanes[:, None]
+    lane_idx = np.arange(K)[None, None, :]
+    near = np.abs(lane_idx - fit[..., None]) <= tol[..., None]
+    vp = np.where(near, v, 0.0).max(axis=2)
+    idx = np.clip(np.round(fit), 0, K - 1).astype(np.int64)[..., None]
+    hid = samp[..., 1].mean(axis=2) > 0.3
+    gl = np.take_along_axis(samp[..., 2], idx, axis=2)[..., 0] > 0.5
+    # the fitted path's position in rectified px (interpolated between lanes)
+    mx, my = bands.mapx.reshape(P, T, K), bands.mapy.reshape(P, T, K)
+    fc = np.clip(fit, 0, K - 1)
+    lo = np.floor(fc).astype(np.int64)
+    hi = np.minimum(lo + 1, K - 1)
+    fr = (fc - lo)[..., None]
+    pts = np.stack([np.take_along_axis(mx, lo[..., None], 2)[..., 0],
+                    np.take_along_axis(my, lo[..., None], 2)[..., 0]], -1) * (1 - fr) + \
+        np.stack([np.take_along_axis(mx, hi[..., None], 2)[..., 0],
+                  np.take_along_axis(my, hi[..., None], 2)[..., 0]], -1) * fr
+    strengths: dict[tuple[int, int], float | None] = {}
+    gaps = np.zeros(P)
+    paths: list[np.ndarray] = []
+    for p, pair in enumerate(bands.pairs):
+        val = bands.valid[p]
+        seen = val & ~hid[p] & ~gl[p]
+        paths.append(pts[p][seen])
+        if seen.sum() < cfg.min_visible * val.sum():
+            strengths[pair] = None
+            continue
+        strengths[pair] = float(np.quantile(vp[p][seen], cfg.line_quantile))
+        gaps[p] = _longest_run(vp[p][val] < 0.5 * cfg.line_floor) * cfg.band_step_mm
+    return strengths, gaps, paths
+
+
+def _explain_away(chosen: list[int], paths: list[np.ndarray], shape: tuple[int, int],
+                  cfg: SigilConfig) -> list[int]:
+    """Drop chosen pairs whose path is mostly ink of the other chosen lines (two lines that
+    meet or cross near a pair can trace a plausible path for it). The most explained goes
+    first, then the rest are checked again."""
+    s = cfg.px_per_mm
+    scale = 2.0 / s  # work at 2 px/mm
+    h, w = int(shape[0] * scale) + 1, int(shape[1] * scale) + 1
+    thick = max(1, round(2 * cfg.explain_radius_mm * 2.0))
+    masks = {}
+    for p in chosen:
+        m = np.zeros((h, w), np.uint8)
+        if len(paths[p]) >= 2:
+            cv2.polylines(m, [np.round(paths[p] * scale * 4).astype(np.int32)], False, 1,
+                          thick, cv2.LINE_8, 2)
+        masks[p] = m
+    keep = list(chosen)
+    while len(keep) > 1:
+        total = sum(masks[p].astype(np.int16) for p in keep)
+        worst, worst_own = None, 1.0
+        for p in keep:
+            pts = paths[p]
+            if len(pts) == 0:
+                continue
+            ij = np.clip(np.round(pts * scale).astype(np.int64), 0, [w - 1, h - 1])
+            others = total[ij[:, 1], ij[:, 0]] - masks[p][ij[:, 1], ij[:, 0]]
+            own = float((others <= 0).mean())
+            if own < worst_own:
+                worst, worst_own = p, own
+        if worst is None or worst_own >= cfg.min_own_share:
+            break
+        keep.remove(worst)
+    return keep
+
+
+# ---------------------------------------------------------------------------- candle discs
+
+def _cross_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+                    ) -> list[float | None]:
+    s = cfg.px_per_mm
+    level = max(maps.contrast, 0.05)
+    out: list[float | None] = []
+    for c in geom.candles:
+        r = c.radius * cfg.disc_fraction * s
+        cx, cy = c.center[0] * s, c.center[1] * s
+        x0, y0 = int(max(0, cx - r)), int(max(0, cy - r))
+        x1, y1 = int(min(maps.ink.shape[1], cx + r + 1)), int(min(maps.ink.shape[0], cy + r + 1))
+        yy, xx = np.mgrid[y0:y1, x0:x1]
+        disc = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+        hid = (maps.hidden[y0:y1, x0:x1] | maps.glare[y0:y1, x0:x1]) & disc
+        seen = disc & ~hid
+        if disc.sum() == 0 or seen.sum() < 0.6 * disc.sum():
+            out.append(None)
+            continue
+        val = np.clip(maps.ink[y0:y1, x0:x1][seen] / (level * cfg.cross_level), 0, 1)
+        out.append(float(val.mean()))
+    return out
+
+
+# ---------------------------------------------------------------------------- top boxes
+
+def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
+    x0, y0, x1, y1 = box
+    mx, my = (x1 - x0) * dg.MARGIN, (y1 - y0) * dg.MARGIN
+    src = np.float32([[(x0 - mx) * s, (y0 - my) * s], [(x1 + mx) * s, (y0 - my) * s],
+                      [(x1 + mx) * s, (y1 + my) * s]])
+    dst = np.float32([[0, 0], [dg.CROP, 0], [dg.CROP, dg.CROP]])
+    m = cv2.getAffineTransform(src, dst)
+    return cv2.warpAffine(arr, m, (dg.CROP, dg.CROP), flags=cv2.INTER_AREA
+                          if s * (x1 - x0) * (1 + 2 * dg.MARGIN) > dg.CROP else cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+
+
+def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+                ) -> tuple[list[TopBox | None | str], list[dict[str, Any]]]:
+    s = cfg.px_per_mm
+    level = max(maps.contrast, 0.05)
+    v = np.clip(maps.ink / level, 0, 1.5).astype(np.float32)
+    blocked = (maps.hidden | maps.glare).astype(np.float32)
+    results: list[TopBox | None | str] = []
+    info: list[dict[str, Any]] = []
+    crops, todo = [], []
+    inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
+    a, b = int(dg.CROP * inner) + 2, int(dg.CROP * (1 - inner)) - 2
+    for k, box in enumerate(geom.top_boxes):
+        crop = _box_crop(v, box, s)
+        hid = _box_crop(maps.hidden.astype(np.float32), box, s)[a:b, a:b].mean()
+        gl = _box_crop(blocked, box, s)[a:b, a:b].mean()
+        px_mm2 = ((box[2] - box[0]) * (1 + 2 * dg.MARGIN) / dg.CROP) * \
+                 ((box[3] - box[1]) * (1 + 2 * dg.MARGIN) / dg.CROP)
+        ink_mm2 = float((crop[a:b, a:b] > cfg.box_ink_level).sum()) * px_mm2
+        rec: dict[str, Any] = {"ink_mm2": round(ink_mm2, 2), "hidden": round(float(hid), 3),
+                               "glare": round(float(gl), 3)}
+        info.append(rec)
+        if hid > cfg.box_max_hidden:
+            results.append("unknown")
+            continue
+        if ink_mm2 < cfg.box_min_ink_mm2:
+            results.append("unknown" if gl > 0.3 else None)
+            continue
+        results.append("pending")
+        crops.append(crop)
+        todo.append(k)
+    if todo:
+        model = dg.DigitModel(cfg.model_path)
+        crops_a = np.stack([np.clip(c, 0, 1) for c in crops])
+        circ_in = np.stack([dg.circle_input(c) for c in crops_a])
+        blank = np.zeros((len(todo), dg.GLYPH, dg.GLYPH), np.float32)
+        _, pc = model.predict(blank, circ_in)
+        glyphs = []
+        for c, p in zip(crops_a, pc, strict=True):
+            rest = c
+            if p >= cfg.circle_prob:
+                ring = dg.find_ring(c)
+                if ring is not None:
+                    rest = dg.remove_ring(c, ring)
+            g = dg.glyph(rest)
+            glyphs.append(np.zeros((dg.GLYPH, dg.GLYPH), np.float32) if g is None else g)
+        pd, _ = model.predict(np.stack(glyphs), circ_in)
+        for j, k in enumerate(todo):
+            d = int(np.argmax(pd[j]))
+            info[k]["digit_probs"] = [round(float(x), 3) for x in pd[j]]
+            info[k]["circle_prob"] = round(float(pc[j]), 3)
+            if pd[j][d] < cfg.digit_min_prob:
+                results[k] = "unknown"
+            else:
+                results[k] = TopBox(d + 1, bool(pc[j] >= cfg.circle_prob))
+    return results, info
+
+
+# ---------------------------------------------------------------------------- pose
+
+def _rectify(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
+             ) -> tuple[np.ndarray, np.ndarray]:
+    w, hh = geom.size_mm
+    size = (round(w * s), round(hh * s))
+    m = h @ np.diag([1.0 / s, 1.0 / s, 1.0])
+    rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    ones = np.full(image.shape[:2], 255, np.uint8)
+    valid = cv2.warpPerspective(ones, m, size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+    return rect, valid
+
+
+MATCH_PPM = 2.0
+
+
+def _match_image(image: np.ndarray, h: np.ndarray, geom: CardGeometry) -> np.ndarray:
+    """The photo rectified at MATCH_PPM, light-normalised, zero-mean (for correlation)."""
+    rect, _ = _rectify(image, h, geom, MATCH_PPM)
+    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    small = cv2.resize(g, (max(2, g.shape[1] // 4), max(2, g.shape[0] // 4)),
+                       interpolation=cv2.INTER_AREA)
+    paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), (g.shape[1], g.shape[0]))
+    return _zero_mean(g / np.maximum(paper, 1.0))
+
+
+def _zero_mean(g: np.ndarray) -> np.ndarray:
+    b = 6
+    g = cv2.GaussianBlur(g[b:-b, b:-b], (0, 0), 1.0)
+    g = g - g.mean()
+    return g / max(float(np.sqrt((g * g).sum())), 1e-6)
+
+
+def _ref_match(ref: Reference, geom: CardGeometry) -> np.ndarray:
+    key = ("match", id(ref))
+    out = _REF_CACHE.get(key)
+    if out is None:
+        w, h = geom.size_mm
+        size = (round(w * MATCH_PPM), round(h * MATCH_PPM))
+        r = cv2.resize(ref.floor.min(axis=2), size, interpolation=cv2.INTER_AREA)
+        out = _zero_mean(r)
+        _REF_CACHE[key] = out
+    return out
+
+
+def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
+               refs: Sequence[Reference], cfg: SigilConfig, others: dict[int, str],
+               ) -> tuple[Pose, int, list[str]]:
+    """The pose, the index of the reference that fits the card, and notes."""
+    notes: list[str] = []
+    pose = find_by_markers(gray, geom, others)
+    if pose is not None:
+        if len(refs) == 1:
+            return pose, 0, notes
+        g = _match_image(image, pose.homography, geom)
+        scores = [float((g * _ref_match(r, geom)).sum()) for r in refs]
+        return pose, int(np.argmax(scores)), notes
+    if geom.markers:
+        notes.append("markers not found: card found by its outline")
+    best: tuple[float, np.ndarray, int] | None = None
+    for quad in find_by_outline(gray, geom):
+        sides = [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
+        even, odd = sides[0] + sides[2], sides[1] + sides[3]
+        hs = homographies_for_quad(quad, geom)
+        # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
+        # perspective makes them about equal: then try all four
+        if even < 0.87 * odd:
+            cand = [0, 2]
+        elif odd < 0.87 * even:
+            cand = [1, 3]
+        else:
+            cand = [0, 1, 2, 3]
+        for k in cand:
+            g = _match_image(image, hs[k], geom)
+            for i, r in enumerate(refs):
+                score = float((g * _ref_match(r, geom)).sum())
+                if best is None or score > best[0]:
+                    best = (score, hs[k], i)
+    if best is None:
+        raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
+    if best[0] < cfg.min_match:
+        raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
+                     f"{best[0]:.2f} < {cfg.min_match}): wrong layout, or no card")
+    h = best[1]
+    pose = Pose(h, "outline", (), project(h, card_corners_mm(geom)).astype(np.float32))
+    return pose, best[2], notes
+
+
+# ---------------------------------------------------------------------------- the reader
+
+_REF_CACHE: dict[Any, Any] = {}
+
+
+def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Reference:
+    """The prepared reference, cached by the array's identity (kept alive in the cache)."""
+    key = (id(reference), geom, s)
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is reference:
+        return hit[1]
+    ref = prepare_reference(None if reference is None else as_bgr(reference, name="reference"),
+                            geom, s)
+    if len(_REF_CACHE) > 64:
+        _REF_CACHE.clear()
+    _REF_CACHE[key] = (reference, ref)
+    return ref
+
+
+def read_sigil(image: np.ndarray, layout: Any,
+               reference: np.ndarray | Sequence[np.ndarray] | None = None,
+               config: SigilConfig | None = None, *, others: Sequence[Any] = (),
+               ) -> SigilReading:
+    """Read a sigil card in a photo.
+
+    Parameters
+    ----------
+    image : ndarray
+        The photo, BGR uint8 (any dtype/channels :func:`vision.imageio.as_bgr` accepts).
+    layout
+        The card's layout (``companion.doomcat.layouts.Layout``, its JSON document, or a
+        :class:`~vision.sigil.geometry.CardGeometry`).
+    reference : ndarray or sequence of ndarray, optional
+        The blank card, rectified (the whole card, any resolution, BGR), subtracted so that
+        printed artwork is never read as ink. Several candidates (e.g. the companion card and
+        registered printed designs of the same layout): the one that best matches the photo
+        is used. Without any, the layout's printed elements are masked instead.
+    config : SigilConfig, optional
+    others : sequence of layouts
+        Other known layouts; their markers in view raise :class:`WrongLayout`.
+
+    Returns
+    -------
+    SigilReading
+
+    Raises
+    ------
+    BadInput
+        Not an image, no card in view (:class:`NoCard`), the wrong layout's markers
+        (:class:`WrongLayout`), a card too small or too blurred to read.
+    """
+    cfg = config or SigilConfig()
+    image = as_bgr(image)
+    if min(image.shape[:2]) < 32:
+        raise BadInput(f"image of {image.shape[1]}x{image.shape[0]} px is too small to hold "
+                       "a readable card")
+    geom = geometry_of(layout)
+    if len(geom.candles) != 12 or len(geom.top_boxes) != N_TOP_BOXES:
+        raise BadInput(f"layout {geom.name!r}: expected 12 candles and {N_TOP_BOXES} top boxes")
+    s = cfg.px_per_mm
+    if reference is None or (isinstance(reference, np.ndarray) and reference.ndim in (2, 3)
+                             and reference.dtype != object):
+        candidates = [reference]
+    else:
+        candidates = list(reference) or [None]
+    refs = [_reference(r, geom, s) for r in candidates]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    other_ids = {k: v for k, v in marker_ids_of(others).items()
+                 if k not in {m.id for m in geom.markers}}
+    pose, which, notes = _find_pose(image, gray, geom, refs, cfg, other_ids)
+    ref = refs[which]
+    corners = pose.corners
+    sides = [float(np.hypot(*(corners[(k + 1) % 4] - corners[k]))) for k in range(4)]
+    if min(sides) < cfg.min_card_px:
+        raise BadInput(f"the card is too small in the image to read (shortest side "
+                       f"{min(sides):.0f} px < {cfg.min_card_px:.0f} px)")
+    rect, valid = _rectify(image, pose.homography, geom, s)
+    # how many rectified px one photo px spans (blur and misregistration scale with it)
+    centre = np.array(geom.size_mm) / 2.0
+    jac = project(pose.homography, np.array([centre, centre + [1.0, 0.0], centre + [0.0, 1.0]]))
+    photo_ppm = float(np.sqrt(abs(np.cross(jac[1] - jac[0], jac[2] - jac[0]))))
+    spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
+    maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
+                     glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread)
+    if maps.contrast < cfg.min_contrast:
+        raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
+                       f"{maps.contrast:.2f} < {cfg.min_contrast})")
+    unknown: list[str] = []
+
+    strengths, gaps, paths = _line_evidence(maps, geom, cfg)
+    known = [v for v in strengths.values() if v is not None]
+    t_line = first_large_gap(known, floor=cfg.line_floor, ceiling=cfg.line_ceiling,
+                             min_jump=cfg.line_min_jump, default=cfg.line_default)
+    chosen = []
+    for p, (pair, st) in enumerate(strengths.items()):
+        if st is None:
+            unknown.append(f"line {pair[0]}-{pair[1]}")
+        elif st >= t_line and gaps[p] <= cfg.line_max_gap_mm:
+            chosen.append(p)
+    pairs = geom.pairs
+    lines = [pairs[p] for p in _explain_away(chosen, paths, maps.ink.shape, cfg)]
+
+    cross = _cross_evidence(maps, geom, cfg)
+    t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
+                              ceiling=cfg.cross_ceiling, min_jump=cfg.cross_min_jump,
+                              default=cfg.cross_default)
+    crossed = []
+    for i, c in enumerate(cross):
+        if c is None:
+            unknown.append(f"candle {i}")
+        elif c >= t_cross:
+            crossed.append(i)
+
+    boxes, info = _read_boxes(maps, geom, cfg)
+    top: list[TopBox | None] = []
+    for k, b in enumerate(boxes):
+        if isinstance(b, str):
+            unknown.append(f"top {k}")
+            top.append(None)
+        else:
+            top.append(b)
+    state = SigilState.of(geom.name, lines, crossed, top, unknown)
+    return SigilReading(state=state, pose=pose, line_strength=strengths, line_threshold=t_line,
+                        cross_strength=tuple(cross), cross_threshold=t_cross,
+                        boxes=tuple(info), contrast=maps.contrast, notes=tuple(notes))
