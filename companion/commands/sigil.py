@@ -9,6 +9,7 @@ the reader takes the one that matches the photo.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from functools import lru_cache
@@ -91,6 +92,8 @@ def read(args: argparse.Namespace) -> int:
 
 def _labels(folder: Path) -> list[dict[str, Any]]:
     path = folder / "labels.json"
+    if not folder.is_dir():
+        raise BadInput(f"{folder}: not a folder")
     if not path.is_file():
         raise BadInput(f"{folder}: no labels.json in this folder")
     try:
@@ -198,10 +201,8 @@ def bench(args: argparse.Namespace) -> int:
     def one(image: np.ndarray) -> None:
         layout, refs = queue[state["i"] % len(queue)]
         state["i"] += 1
-        try:
+        with contextlib.suppress(BadInput):
             read_sigil(image, layout, refs or None, others=others)
-        except BadInput:
-            pass
 
     # bench_images reads the first image once as a warm-up, then every image in order
     queue = [queue[0], *queue]

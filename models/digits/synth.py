@@ -109,7 +109,7 @@ def _glyph_hand(rng: np.random.Generator, digit: int, size: int, thick: int,
         font = HERSHEY[rng.integers(len(HERSHEY))]
         if rng.random() < 0.3:
             font |= cv2.FONT_ITALIC
-        (tw, th), _ = cv2.getTextSize(str(digit), font, 1.0, 1)
+        (_tw, th), _ = cv2.getTextSize(str(digit), font, 1.0, 1)
         scale = size / max(th, 1)
         cv2.putText(canvas, str(digit), (int(size * 0.6), int(size * 1.5)), font, scale, 1.0,
                     max(1, thick), cv2.LINE_AA)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import cv2
 import numpy as np
@@ -119,22 +120,35 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3) -> Ring | None:
 
 
 def remove_ring(ink: np.ndarray, ring: Ring) -> np.ndarray:
-    """Wipe the ring's stroke: in each angle bin, the ink within ~1.5 stroke widths of the outer
-    radius (the profile is smoothed so that a digit touching the ring loses little)."""
+    """Wipe the ring's stroke: an ellipse is fitted to the outermost ink of the angle bins
+    that agree with the ring's typical radius (so a gap in the ring, or a digit reaching out
+    where the ring is missing, does not bend it), and the ink within about a stroke width of
+    it, or outside it, is removed."""
     radii = ring.radii.astype(np.float32)
     valid = radii > 0
-    if not valid.any():
+    if valid.sum() < 6:
         return ink.copy()
-    # fill empty bins from their neighbours (circular)
-    idx = np.arange(N_ANGLES)
-    filled = np.interp(idx, idx[valid], radii[valid], period=N_ANGLES).astype(np.float32)
-    # a ring's radius varies slowly: take the max of a circular median and the raw profile
-    pad = np.concatenate([filled[-2:], filled, filled[:2]])
-    smooth = np.array([np.median(pad[k:k + 5]) for k in range(N_ANGLES)], np.float32)
-    r, a = _polar(ink.shape, ring.center)
-    cut = smooth[a] - 1.6 * ring.width - 1.0
+    med = float(np.median(radii[valid]))
+    ok = valid & (np.abs(radii - med) < 0.25 * med)
+    if ok.sum() < 6:
+        return ink.copy()
+    ang = (np.arange(N_ANGLES)[ok] + 0.5) / N_ANGLES * 2 * np.pi - np.pi
+    pts = np.stack([ring.center[0] + radii[ok] * np.cos(ang),
+                    ring.center[1] + radii[ok] * np.sin(ang)], 1).astype(np.float32)
+    (cx, cy), (w, h), theta = cv2.fitEllipse(pts)
+    a, b = w / 2.0, h / 2.0
+    if not (np.isfinite([cx, cy, a, b]).all() and min(a, b) > 2.0):
+        return ink.copy()
+    hh, ww = ink.shape
+    yy, xx = np.mgrid[0:hh, 0:ww].astype(np.float32)
+    t = np.deg2rad(theta)
+    dx, dy = xx - cx, yy - cy
+    xr = dx * np.cos(t) + dy * np.sin(t)
+    yr = -dx * np.sin(t) + dy * np.cos(t)
+    rho = np.sqrt((xr / a) ** 2 + (yr / b) ** 2)
+    band = (1.4 * ring.width + 1.0) / min(a, b)
     out = ink.copy()
-    out[r >= cut] = 0.0
+    out[rho >= 1.0 - band] = 0.0
     return out
 
 
@@ -169,8 +183,8 @@ def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
         return None
     cy = float((sub.sum(axis=1) * np.arange(nh)).sum() / tot)
     cx = float((sub.sum(axis=0) * np.arange(nw)).sum() / tot)
-    oy = int(round(GLYPH / 2 - cy))
-    ox = int(round(GLYPH / 2 - cx))
+    oy = round(GLYPH / 2 - cy)
+    ox = round(GLYPH / 2 - cx)
     oy = min(max(oy, 0), GLYPH - nh)
     ox = min(max(ox, 0), GLYPH - nw)
     out[oy:oy + nh, ox:ox + nw] = sub
@@ -189,12 +203,12 @@ class DigitModel:
     """The ONNX digit model: ``glyph`` (N,1,28,28) -> digit logits (N,6) for 1-6, and
     ``crop`` (N,1,32,32) -> circle logit (N,1). Loaded once, lazily."""
 
-    _sessions: dict[str, object] = {}
+    _sessions: ClassVar[dict[str, object]] = {}
 
     def __init__(self, path: str | Path = MODEL_PATH) -> None:
         self.path = str(path)
 
-    def _session(self):  # noqa: ANN202 - onnxruntime type
+    def _session(self):
         sess = DigitModel._sessions.get(self.path)
         if sess is None:
             import onnxruntime as ort

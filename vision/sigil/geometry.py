@@ -24,8 +24,17 @@ import numpy as np
 
 from companion.errors import BadInput
 
-__all__ = ["CardGeometry", "Candle", "MarkerSpec", "NoCard", "Pose", "WrongLayout",
-           "find_by_markers", "find_by_outline", "geometry_of"]
+__all__ = [
+    "Candle",
+    "CardGeometry",
+    "MarkerSpec",
+    "NoCard",
+    "Pose",
+    "WrongLayout",
+    "find_by_markers",
+    "find_by_outline",
+    "geometry_of",
+]
 
 
 class NoCard(BadInput):
@@ -150,6 +159,10 @@ def _detector(dictionary: str) -> Any:
         d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
         params = cv2.aruco.DetectorParameters()
         params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        # two adaptive-threshold passes instead of three (speed); markers are large and crisp
+        params.adaptiveThreshWinSizeMin = 5
+        params.adaptiveThreshWinSizeMax = 15
+        params.adaptiveThreshWinSizeStep = 10
         det = cv2.aruco.ArucoDetector(d, params)
         _DETECTORS[dictionary] = det
     return det
@@ -202,7 +215,7 @@ def find_by_markers(gray: np.ndarray, geom: CardGeometry,
         return None
     src = np.concatenate([mine[i].corners() for i in seen])
     dst = np.concatenate([found[i] for i in seen]).astype(np.float32)
-    h, inl = cv2.findHomography(src, dst, cv2.RANSAC, 3.0)
+    h, _inl = cv2.findHomography(src, dst, cv2.RANSAC, 3.0)
     if h is None:
         return None
     corners = project(h, card_corners_mm(geom))
@@ -247,29 +260,45 @@ def _refine_quad(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return np.array(out, np.float32)
 
 
-def find_by_outline(gray: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
-                    ) -> list[np.ndarray]:
-    """Candidate card outlines: quadrilaterals (4, 2) px in clockwise order starting at the
-    top-most corner, largest first, whose long/short side ratio fits the card seen at up to
-    ~55 degrees off the normal. ``min_area`` is the smallest share of the image."""
-    h, w = gray.shape
-    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
-    small = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
-        if scale != 1.0 else gray
-    blur = cv2.GaussianBlur(small, (5, 5), 0)
-    masks = []
+def _masks(small: np.ndarray) -> list[np.ndarray]:
+    """Binary images in which a card may stand out as one blob or one closed outline."""
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    blur = cv2.GaussianBlur(gray, (5, 5), 0)
+    out = []
     _, otsu = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    masks.append(otsu)
-    edges = cv2.Canny(blur, 30, 90)
-    masks.append(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
+    out.append(otsu)
+    # bright and colourless (the card) against coloured backgrounds
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    pale = (hsv[..., 2].astype(np.float32) * (1.0 - hsv[..., 1].astype(np.float32) / 255.0))
+    pale = cv2.GaussianBlur(pale.astype(np.uint8), (5, 5), 0)
+    _, p2 = cv2.threshold(pale, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    out.append(p2)
+    k = np.ones((5, 5), np.uint8)
+    out.append(cv2.morphologyEx(p2, cv2.MORPH_OPEN, k))
+    edges = cv2.Canny(blur, 40, 120)
+    out.append(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
+    return out
+
+
+def find_by_outline(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
+                    max_area: float = 0.9, limit: int = 5) -> list[np.ndarray]:
+    """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
+    starting at the top-most corner, largest first, convex, not the frame of the image, whose
+    long/short side ratio fits the card seen at up to ~55 degrees off the normal.
+    ``min_area`` and ``max_area`` bound their share of the image."""
+    h, w = image.shape[:2]
+    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+        if scale != 1.0 else image
+    sh, sw = small.shape[:2]
     ratio_card = max(geom.size_mm) / min(geom.size_mm)
-    area_img = small.shape[0] * small.shape[1]
+    area_img = sh * sw
     cands: list[tuple[float, np.ndarray]] = []
-    for m in masks:
+    for m in _masks(small):
         contours, _ = cv2.findContours(m, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         for c in contours:
             area = cv2.contourArea(c)
-            if area < min_area * area_img:
+            if not min_area * area_img <= area <= max_area * area_img:
                 continue
             hull = cv2.convexHull(c)
             peri = cv2.arcLength(hull, True)
@@ -283,25 +312,27 @@ def find_by_outline(gray: np.ndarray, geom: CardGeometry, *, min_area: float = 0
                 continue
             if cv2.contourArea(quad) < 0.85 * cv2.contourArea(hull):
                 continue
+            on_edge = ((quad[:, 0] < 3) | (quad[:, 0] > sw - 4) | (quad[:, 1] < 3)
+                       | (quad[:, 1] > sh - 4)).sum()
+            if on_edge >= 2:
+                continue
             sides = [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
             a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
             r = max(a, b) / max(min(a, b), 1e-6)
-            if not (ratio_card * 0.6 <= r <= ratio_card * 1.9) and not (r < ratio_card * 0.6
-                                                                        and r >= 0.95):
+            if not r <= ratio_card * 1.9:
                 continue
             quad = _refine_quad(c, quad)
             cands.append((cv2.contourArea(quad), quad / scale))
     cands.sort(key=lambda x: -x[0])
     out: list[np.ndarray] = []
     for _, q in cands:
-        # order clockwise (image coordinates) starting at the top-most corner
         centre = q.mean(axis=0)
         ang = np.arctan2(q[:, 1] - centre[1], q[:, 0] - centre[0])
         q = q[np.argsort(ang)]
         q = np.roll(q, -int(np.argmin(q[:, 1])), axis=0)
         if not any(np.abs(q - o).max() < 8 for o in out):
             out.append(q)
-    return out[:3]
+    return out[:limit]
 
 
 def homographies_for_quad(quad: np.ndarray, geom: CardGeometry) -> list[np.ndarray]:

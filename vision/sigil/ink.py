@@ -36,6 +36,7 @@ class Reference:
     and its coarse paper colour (for telling a hand from the card)."""
 
     floor: np.ndarray      # (H, W, 3) float32: the blank card, light-normalised
+    grey: np.ndarray       # (H, W) float32: its darkest channel
     paper: np.ndarray      # (h, w, 3) float32 coarse paper colour, normalised to its median
     dark: np.ndarray       # (H, W) bool: printed artwork (for the contrast estimate)
 
@@ -45,6 +46,7 @@ class CardMaps:
     ink: np.ndarray
     hidden: np.ndarray
     glare: np.ndarray
+    blind: np.ndarray      # printed artwork dark enough that ink cannot be measured on it
     contrast: float        # darkness of the printed artwork in this photo (0..1)
     rectified: np.ndarray  # BGR uint8 rectified card
 
@@ -63,7 +65,7 @@ def _up(small: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return cv2.resize(small, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
 
 
-def element_mask(geom: CardGeometry, px_per_mm: float, *, margin_mm: float = 0.8) -> np.ndarray:
+def element_mask(geom: CardGeometry, px_per_mm: float, *, margin_mm: float = 0.4) -> np.ndarray:
     """Float32 (H, W) map, 0 on the layout's printed elements (candle outlines and numbers,
     stars, dividers, box borders, markers) grown by ``margin_mm``, 1 elsewhere. Stands in for
     a reference image when none is given."""
@@ -93,6 +95,14 @@ def element_mask(geom: CardGeometry, px_per_mm: float, *, margin_mm: float = 0.8
     return out
 
 
+def _min3(a: np.ndarray) -> np.ndarray:
+    return np.minimum(np.minimum(a[..., 0], a[..., 1]), a[..., 2])
+
+
+def _max3(a: np.ndarray) -> np.ndarray:
+    return np.maximum(np.maximum(a[..., 0], a[..., 1]), a[..., 2])
+
+
 def _outlines(geom: CardGeometry, px_per_mm: float) -> np.ndarray:
     """Bool map of the candle outlines (printed on every card, thin like a pen stroke): the
     yardstick of ink contrast."""
@@ -115,15 +125,15 @@ def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
         mask = element_mask(geom, px_per_mm)
         floor = np.repeat(mask[..., None], 3, axis=2)
         paper = np.ones((max(2, size[1] // COARSE), max(2, size[0] // COARSE), 3), np.float32)
-        return Reference(floor, paper, _outlines(geom, px_per_mm))
+        return Reference(floor, mask, paper, _outlines(geom, px_per_mm))
     ref = cv2.resize(reference, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     paper_small = _paper(ref)
     norm = ref / np.maximum(_up(paper_small, ref.shape[:2]), 1.0)
     floor = np.clip(norm, 0, 1).astype(np.float32)
-    dark = _outlines(geom, px_per_mm) & (norm.min(axis=2) < 0.7)
+    dark = _outlines(geom, px_per_mm) & (_min3(norm) < 0.7)
     paper_small = cv2.dilate(paper_small, np.ones((3, 3), np.uint8))
     med = np.median(paper_small.reshape(-1, 3), axis=0)
-    return Reference(floor, paper_small / np.maximum(med, 1.0), dark)
+    return Reference(floor, _min3(floor), paper_small / np.maximum(med, 1.0), dark)
 
 
 _FLOORS: dict[tuple[int, int], np.ndarray] = {}
@@ -158,9 +168,9 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     img = rect.astype(np.float32)
     paper_small = _paper(img)
     paper = _up(paper_small, (H, W))
-    norm = img / np.maximum(paper, 1.0)
-    d = cv2.split(_floor(ref, spread_px) - norm)
-    ink = cv2.max(cv2.max(d[0], d[1]), d[2])
+    norm = img / np.maximum(paper, 1.0, out=paper)
+    floor = _floor(ref, spread_px)
+    ink = _max3(floor - norm)
     np.clip(ink, 0.0, 1.0, out=ink)
 
     # what covers the card: colour or brightness of the coarse paper estimate vs the blank card
@@ -192,9 +202,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
 
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
-    if dark_px.sum() > 50:
-        n = cv2.split(norm)
-        contrast = float(np.percentile(1.0 - cv2.min(cv2.min(n[0], n[1]), n[2])[dark_px], 80))
-    else:
-        contrast = 0.6
-    return CardMaps(ink=ink, hidden=hidden, glare=glare, contrast=contrast, rectified=rect)
+    contrast = float(np.percentile(1.0 - _min3(norm[dark_px]), 80)) if dark_px.sum() > 50 else 0.6
+    blind = _min3(floor) < 0.5
+    return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
+                    rectified=rect)

@@ -56,17 +56,22 @@ class SigilConfig:
     """Every threshold of the reader. Ink levels are relative to the printed artwork's
     contrast in the same photo (1.0 = as dark as the printed outlines)."""
 
-    px_per_mm: float = 5.0
+    px_per_mm: float = 4.0
     # bands between candles
-    band_step_mm: float = 0.5
-    band_half_width_mm: float = 3.0
-    band_lanes: int = 17
-    curve_margin_mm: float = 2.5
+    band_step_mm: float = 0.6
+    band_half_width_mm: float = 2.0
+    band_bow_share: float = 0.065
+    band_bow_extra_mm: float = 1.5
+    band_lanes: int = 25
+    curve_touch_mm: float = 1.2
+    graze_mm: float = 1.0
+    curve_margin_mm: float = 2.1
     band_smooth_mm: float = 2.0
     move_penalty: float = 0.08
     wobble_mm: float = 0.9
     explain_radius_mm: float = 1.2
     min_own_share: float = 0.35
+    single_cover: float = 0.75
     line_quantile: float = 0.15
     line_floor: float = 0.32
     line_ceiling: float = 0.75
@@ -76,11 +81,15 @@ class SigilConfig:
     min_visible: float = 0.5
     # crossed candles
     disc_fraction: float = 0.85
-    cross_level: float = 0.35
-    cross_floor: float = 0.05
-    cross_ceiling: float = 0.25
-    cross_min_jump: float = 0.04
-    cross_default: float = 0.1
+    cross_angles: int = 12
+    cross_points: int = 21
+    cross_offset_mm: float = 0.4
+    cross_level: float = 0.5
+    cross_max_hidden: float = 0.3
+    cross_floor: float = 0.25
+    cross_ceiling: float = 0.6
+    cross_min_jump: float = 0.1
+    cross_default: float = 0.4
     # top boxes
     box_ink_level: float = 0.4
     box_min_ink_mm2: float = 1.5
@@ -96,6 +105,7 @@ class SigilConfig:
     min_card_px: float = 60.0
     min_contrast: float = 0.12
     min_match: float = 0.25
+    refine_candidates: int = 1
     model_path: str = str(dg.MODEL_PATH)
 
 
@@ -171,23 +181,32 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
         length = float(np.hypot(*d))
         u = d / length
         n = np.array([-u[1], u[0]])
-        half = cfg.band_half_width_mm
+        half = cfg.band_half_width_mm + cfg.band_bow_share * length
+        # a line whose chord would touch another candle bows round it: centre the band on
+        # the bow (a parabola passing the candle at a clearance) instead of the chord
+        bow = 0.0
         for c in range(len(cs)):
             if c in (a, b):
                 continue
             rel = cs[c] - cs[a]
-            along = float(rel @ u)
-            if not 0 < along < length:
-                continue
-            e = abs(float(rel @ n))
-            if e < rs[c] + cfg.curve_margin_mm + half:
-                half = max(half, rs[c] + cfg.curve_margin_mm - e + 1.5)
+            t_c = float(rel @ u) / length
+            e = float(rel @ n)
+            if 0.0 < t_c < 1.0 and abs(e) < rs[c] + cfg.curve_touch_mm:
+                t_c = min(max(t_c, 0.15), 0.85)
+                need = rs[c] + cfg.curve_margin_mm - abs(e)
+                b_c = -np.copysign(max(0.0, need) / (4 * t_c * (1 - t_c)), e if e else 1.0)
+                if abs(b_c) > abs(bow):
+                    bow = b_c
+        if bow:
+            half += cfg.band_bow_extra_mm
         tol[p] = cfg.wobble_mm / (2 * half / (K - 1))
         t0, t1 = rs[a], length - rs[b]
         nt = int(np.floor((t1 - t0) / cfg.band_step_mm)) + 1
         ts = t0 + np.arange(nt) * cfg.band_step_mm
+        centre = bow * 4 * (ts / length) * (1 - ts / length)
+        offs = centre[:, None] + (lanes * half)[None, :]                    # (nt, K)
         pts = (cs[a][None, None, :] + ts[:, None, None] * u[None, None, :]
-               + (lanes * half)[None, :, None] * n[None, None, :])
+               + offs[..., None] * n[None, None, :])
         mapx[p, :nt] = pts[..., 0] * s
         mapy[p, :nt] = pts[..., 1] * s
         valid[p, :nt] = True
@@ -195,7 +214,7 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
             if c in (a, b):
                 continue
             dist = np.hypot(pts[..., 0] - cs[c][0], pts[..., 1] - cs[c][1])
-            blocked[p, :nt] |= dist < rs[c] + 0.3
+            blocked[p, :nt] |= dist < rs[c] - cfg.graze_mm
     return _Bands(pairs, mapx.reshape(P * T, K), mapy.reshape(P * T, K), valid, blocked, tol,
                   T, K)
 
@@ -206,29 +225,28 @@ def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
     backward max-sum passes; the path's lane at t is the argmax of their sum."""
     P, T, K = v.shape
 
-    def step(prev: np.ndarray) -> np.ndarray:
-        out = prev.copy()
-        np.maximum(out[:, 1:], prev[:, :-1] - penalty, out=out[:, 1:])
-        np.maximum(out[:, :-1], prev[:, 1:] - penalty, out=out[:, :-1])
-        return out
+    vt = np.ascontiguousarray(v.transpose(1, 0, 2))          # (T, P, K)
+    fwd = np.empty_like(vt)
+    bwd = np.empty_like(vt)
+    tmp = np.empty((P, K - 1), vt.dtype)
 
-    fwd = np.empty_like(v)
-    bwd = np.empty_like(v)
-    fwd[:, 0] = v[:, 0]
+    def step(prev: np.ndarray, out: np.ndarray, here: np.ndarray) -> None:
+        out[:] = prev
+        np.subtract(prev[:, :-1], penalty, out=tmp)
+        np.maximum(out[:, 1:], tmp, out=out[:, 1:])
+        np.subtract(prev[:, 1:], penalty, out=tmp)
+        np.maximum(out[:, :-1], tmp, out=out[:, :-1])
+        out += here
+
+    fwd[0] = vt[0]
     for t in range(1, T):
-        fwd[:, t] = v[:, t] + step(fwd[:, t - 1])
-    bwd[:, T - 1] = v[:, T - 1]
+        step(fwd[t - 1], fwd[t], vt[t])
+    bwd[T - 1] = vt[T - 1]
     for t in range(T - 2, -1, -1):
-        bwd[:, t] = v[:, t] + step(bwd[:, t + 1])
-    return np.argmax(fwd + bwd - v, axis=2)
-
-
-def _longest_run(flags: np.ndarray) -> int:
-    best = run = 0
-    for f in flags:
-        run = run + 1 if f else 0
-        best = max(best, run)
-    return best
+        step(bwd[t + 1], bwd[t], vt[t])
+    fwd += bwd
+    fwd -= vt
+    return np.argmax(fwd, axis=2).T
 
 
 def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
@@ -240,14 +258,14 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     P, T, K = len(bands.pairs), bands.T, bands.K
     level = max(maps.contrast, 0.05)
     stack = np.dstack([maps.ink / level, maps.hidden.astype(np.float32),
-                       maps.glare.astype(np.float32)])
+                       maps.glare.astype(np.float32), maps.blind.astype(np.float32)])
     samp = cv2.remap(stack, bands.mapx, bands.mapy, cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0))
-    samp = samp.reshape(P, T, K, 3)
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+    samp = samp.reshape(P, T, K, 4)
     v = np.minimum(samp[..., 0], 1.5)
     v[bands.blocked] = 0.0
     # smooth along the band: a stroke along the band keeps its level, a crossing one fades
-    n = max(1, int(round(cfg.band_smooth_mm / cfg.band_step_mm)))
+    n = max(1, round(cfg.band_smooth_mm / cfg.band_step_mm))
     if n > 1:
         c = np.cumsum(np.pad(v, ((0, 0), (1, 0), (0, 0))), axis=1)
         lo = np.clip(np.arange(T) - n // 2, 0, T)
@@ -273,6 +291,8 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     idx = np.clip(np.round(fit), 0, K - 1).astype(np.int64)[..., None]
     hid = samp[..., 1].mean(axis=2) > 0.3
     gl = np.take_along_axis(samp[..., 2], idx, axis=2)[..., 0] > 0.5
+    # printed artwork under the path: ink cannot be measured there (neither ink nor not)
+    blind = np.take_along_axis(samp[..., 3], idx, axis=2)[..., 0] > 0.5
     # the fitted path's position in rectified px (interpolated between lanes)
     mx, my = bands.mapx.reshape(P, T, K), bands.mapy.reshape(P, T, K)
     fc = np.clip(fit, 0, K - 1)
@@ -283,46 +303,73 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                     np.take_along_axis(my, lo[..., None], 2)[..., 0]], -1) * (1 - fr) + \
         np.stack([np.take_along_axis(mx, hi[..., None], 2)[..., 0],
                   np.take_along_axis(my, hi[..., None], 2)[..., 0]], -1) * fr
-    strengths: dict[tuple[int, int], float | None] = {}
-    gaps = np.zeros(P)
-    paths: list[np.ndarray] = []
-    for p, pair in enumerate(bands.pairs):
-        val = bands.valid[p]
-        seen = val & ~hid[p] & ~gl[p]
-        paths.append(pts[p][seen])
-        if seen.sum() < cfg.min_visible * val.sum():
-            strengths[pair] = None
-            continue
-        strengths[pair] = float(np.quantile(vp[p][seen], cfg.line_quantile))
-        gaps[p] = _longest_run(vp[p][val] < 0.5 * cfg.line_floor) * cfg.band_step_mm
+    enough = (bands.valid & ~hid & ~gl).sum(axis=1) >= cfg.min_visible * bands.valid.sum(axis=1)
+    seen = bands.valid & ~hid & ~gl & ~blind
+    n_seen = seen.sum(axis=1)
+    enough &= n_seen >= 3
+    # the line_quantile of the seen samples of each pair (vectorised: unseen sort last)
+    srt = np.sort(np.where(seen, vp, np.inf), axis=1)
+    k = np.clip(np.floor(cfg.line_quantile * (n_seen - 1)).astype(np.int64), 0, T - 1)
+    q = np.take_along_axis(srt, k[:, None], axis=1)[:, 0]
+    # the longest run of the path without ink (inside the band)
+    empty = (vp < 0.5 * cfg.line_floor) & bands.valid & ~blind
+    run = np.zeros(P)
+    best = np.zeros(P)
+    for t in range(T):
+        run = np.where(empty[:, t], run + 1, 0)
+        np.maximum(best, run, out=best)
+    gaps = best * cfg.band_step_mm
+    strengths = {pair: (float(q[p]) if enough[p] else None)
+                 for p, pair in enumerate(bands.pairs)}
+    paths = [pts[p][seen[p]] for p in range(P)]
     return strengths, gaps, paths
 
 
 def _explain_away(chosen: list[int], paths: list[np.ndarray], shape: tuple[int, int],
                   cfg: SigilConfig) -> list[int]:
-    """Drop chosen pairs whose path is mostly ink of the other chosen lines (two lines that
-    meet or cross near a pair can trace a plausible path for it). The most explained goes
-    first, then the rest are checked again."""
+    """Drop chosen pairs whose ink belongs to other chosen lines.
+
+    Two cases: a pair whose path lies along one longer line (a line passing close by a candle
+    on its way elsewhere traces a path for the pairs it passes), and a pair whose path is
+    mostly the ink of several other lines (two lines meeting or crossing near a pair). The
+    most explained goes first; the rest are checked again.
+    """
     s = cfg.px_per_mm
     scale = 2.0 / s  # work at 2 px/mm
     h, w = int(shape[0] * scale) + 1, int(shape[1] * scale) + 1
     thick = max(1, round(2 * cfg.explain_radius_mm * 2.0))
-    masks = {}
+    masks, where = {}, {}
     for p in chosen:
         m = np.zeros((h, w), np.uint8)
         if len(paths[p]) >= 2:
             cv2.polylines(m, [np.round(paths[p] * scale * 4).astype(np.int32)], False, 1,
                           thick, cv2.LINE_8, 2)
         masks[p] = m
+        where[p] = np.clip(np.round(paths[p] * scale).astype(np.int64), 0, [w - 1, h - 1])
+
+    def cover(p: int, q: int) -> float:
+        ij = where[p]
+        return float(masks[q][ij[:, 1], ij[:, 0]].mean()) if len(ij) else 0.0
+
     keep = list(chosen)
+    cov = {(p, q): cover(p, q) for p in keep for q in keep if p != q}
     while len(keep) > 1:
+        # 1. explained by one longer line
+        best, best_c = None, cfg.single_cover
+        for p in keep:
+            for q in keep:
+                if p != q and cov[p, q] >= best_c and cov[q, p] < cov[p, q] - 0.1:
+                    best, best_c = p, cov[p, q]
+        if best is not None:
+            keep.remove(best)
+            continue
+        # 2. explained by several lines together
         total = sum(masks[p].astype(np.int16) for p in keep)
         worst, worst_own = None, 1.0
         for p in keep:
-            pts = paths[p]
-            if len(pts) == 0:
+            ij = where[p]
+            if len(ij) == 0:
                 continue
-            ij = np.clip(np.round(pts * scale).astype(np.int64), 0, [w - 1, h - 1])
             others = total[ij[:, 1], ij[:, 0]] - masks[p][ij[:, 1], ij[:, 0]]
             own = float((others <= 0).mean())
             if own < worst_own:
@@ -335,26 +382,43 @@ def _explain_away(chosen: list[int], paths: list[np.ndarray], shape: tuple[int, 
 
 # ---------------------------------------------------------------------------- candle discs
 
+@lru_cache(maxsize=16)
+def _cross_maps(geom: CardGeometry, cfg: SigilConfig) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Sample points along diameters of every candle disc: (12 * A * N, 3) maps in rectified
+    px for A angles, N points along the diameter, 3 parallel offsets."""
+    s = cfg.px_per_mm
+    angles = np.linspace(0, np.pi, cfg.cross_angles, endpoint=False)
+    mx, my = [], []
+    for c in geom.candles:
+        r = c.radius * cfg.disc_fraction
+        along = np.linspace(-r, r, cfg.cross_points)
+        offs = np.array([-cfg.cross_offset_mm, 0.0, cfg.cross_offset_mm])
+        for a in angles:
+            u = np.array([np.cos(a), np.sin(a)])
+            n = np.array([-u[1], u[0]])
+            pts = (np.array(c.center)[None, None, :] + along[:, None, None] * u
+                   + offs[None, :, None] * n)
+            mx.append(pts[..., 0] * s)
+            my.append(pts[..., 1] * s)
+    return (np.array(mx, np.float32).reshape(-1, 3), np.array(my, np.float32).reshape(-1, 3),
+            cfg.cross_angles, cfg.cross_points)
+
+
 def _cross_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                     ) -> list[float | None]:
-    s = cfg.px_per_mm
-    level = max(maps.contrast, 0.05)
-    out: list[float | None] = []
-    for c in geom.candles:
-        r = c.radius * cfg.disc_fraction * s
-        cx, cy = c.center[0] * s, c.center[1] * s
-        x0, y0 = int(max(0, cx - r)), int(max(0, cy - r))
-        x1, y1 = int(min(maps.ink.shape[1], cx + r + 1)), int(min(maps.ink.shape[0], cy + r + 1))
-        yy, xx = np.mgrid[y0:y1, x0:x1]
-        disc = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
-        hid = (maps.hidden[y0:y1, x0:x1] | maps.glare[y0:y1, x0:x1]) & disc
-        seen = disc & ~hid
-        if disc.sum() == 0 or seen.sum() < 0.6 * disc.sum():
-            out.append(None)
-            continue
-        val = np.clip(maps.ink[y0:y1, x0:x1][seen] / (level * cfg.cross_level), 0, 1)
-        out.append(float(val.mean()))
-    return out
+    """Per candle: the best diameter's ink cover (a slash or either stroke of an X crosses
+    the disc from side to side), None when the disc is hidden."""
+    level = max(maps.contrast, 0.05) * cfg.cross_level
+    mx, my, na, npt = _cross_maps(geom, cfg)
+    stack = np.dstack([maps.ink / level, (maps.hidden | maps.glare).astype(np.float32)])
+    samp = cv2.remap(stack, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                     borderValue=(0.0, 1.0))
+    samp = samp.reshape(len(geom.candles), na, npt, 3, 2)
+    v = np.clip(samp[..., 0], 0, 1).max(axis=3)                      # (12, A, N)
+    hid = samp[..., 1].mean(axis=(1, 2, 3))                          # (12,)
+    score = v.mean(axis=2).max(axis=1)
+    return [None if hid[i] > cfg.cross_max_hidden and score[i] < 0.8 else float(score[i])
+            for i in range(len(geom.candles))]
 
 
 # ---------------------------------------------------------------------------- top boxes
@@ -372,12 +436,12 @@ def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
 
 
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
-                ) -> tuple[list[TopBox | None | str], list[dict[str, Any]]]:
+                ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
     level = max(maps.contrast, 0.05)
     v = np.clip(maps.ink / level, 0, 1.5).astype(np.float32)
     blocked = (maps.hidden | maps.glare).astype(np.float32)
-    results: list[TopBox | None | str] = []
+    results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
     crops, todo = [], []
     inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
@@ -437,13 +501,23 @@ def _rectify(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
     m = h @ np.diag([1.0 / s, 1.0 / s, 1.0])
     rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-    ones = np.full(image.shape[:2], 255, np.uint8)
-    valid = cv2.warpPerspective(ones, m, size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
-                                borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
-    return rect, valid
+    # the photo's frame seen from the card (pixels outside it are not in the photo)
+    ih, iw = image.shape[:2]
+    frame = np.array([[0, 0], [iw - 1, 0], [iw - 1, ih - 1], [0, ih - 1]], np.float64)
+    inv = np.linalg.inv(m)
+    pts = cv2.perspectiveTransform(frame.reshape(-1, 1, 2), inv).reshape(-1, 2)
+    valid = np.zeros((size[1], size[0]), np.uint8)
+    if np.all(np.isfinite(pts)) and np.abs(pts).max() < 1e6:
+        cv2.fillConvexPoly(valid, np.round(pts).astype(np.int32), 1)
+    else:  # the horizon crosses the card: fall back to warping
+        ones = np.full((ih, iw), 1, np.uint8)
+        valid = cv2.warpPerspective(ones, m, size, flags=cv2.INTER_NEAREST
+                                    | cv2.WARP_INVERSE_MAP, borderValue=0)
+    return rect, valid.astype(bool)
 
 
 MATCH_PPM = 2.0
+ECC_PPM = 1.5
 
 
 def _match_image(image: np.ndarray, h: np.ndarray, geom: CardGeometry) -> np.ndarray:
@@ -469,10 +543,35 @@ def _ref_match(ref: Reference, geom: CardGeometry) -> np.ndarray:
     if out is None:
         w, h = geom.size_mm
         size = (round(w * MATCH_PPM), round(h * MATCH_PPM))
-        r = cv2.resize(ref.floor.min(axis=2), size, interpolation=cv2.INTER_AREA)
+        r = cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA)
         out = _zero_mean(r)
         _REF_CACHE[key] = out
     return out
+
+
+def _refine_ecc(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: Reference,
+                ) -> np.ndarray | None:
+    """Refine an outline's homography by aligning the photo with the blank card (ECC): a
+    quad found a few mm off (rounded corners, a printed frame, an inner panel) snaps onto the
+    artwork."""
+    s = ECC_PPM
+    w, hh = geom.size_mm
+    size = (round(w * s), round(hh * s))
+    rect, _ = _rectify(image, h, geom, s)
+    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    small = cv2.resize(g, (max(2, size[0] // 4), max(2, size[1] // 4)),
+                       interpolation=cv2.INTER_AREA)
+    paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), size)
+    g = g / np.maximum(paper, 1.0)
+    r = cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA)
+    warp = np.eye(3, dtype=np.float32)
+    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 25, 1e-3)
+    try:
+        _, warp = cv2.findTransformECC(r, g, warp, cv2.MOTION_HOMOGRAPHY, crit, None, 3)
+    except cv2.error:
+        return None
+    sc = np.diag([s, s, 1.0])
+    return h @ np.linalg.inv(sc) @ warp.astype(np.float64) @ sc
 
 
 def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
@@ -489,8 +588,8 @@ def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         return pose, int(np.argmax(scores)), notes
     if geom.markers:
         notes.append("markers not found: card found by its outline")
-    best: tuple[float, np.ndarray, int] | None = None
-    for quad in find_by_outline(gray, geom):
+    scored: list[tuple[float, np.ndarray, int]] = []
+    for quad in find_by_outline(image, geom):
         sides = [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
         even, odd = sides[0] + sides[2], sides[1] + sides[3]
         hs = homographies_for_quad(quad, geom)
@@ -505,11 +604,20 @@ def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         for k in cand:
             g = _match_image(image, hs[k], geom)
             for i, r in enumerate(refs):
-                score = float((g * _ref_match(r, geom)).sum())
-                if best is None or score > best[0]:
-                    best = (score, hs[k], i)
-    if best is None:
+                scored.append((float((g * _ref_match(r, geom)).sum()), hs[k], i))
+    if not scored:
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
+    scored.sort(key=lambda x: -x[0])
+    best: tuple[float, np.ndarray, int] | None = None
+    for score, h0, i in scored[:cfg.refine_candidates]:
+        h1 = _refine_ecc(image, h0, geom, refs[i])
+        if h1 is not None:
+            s1 = float((_match_image(image, h1, geom) * _ref_match(refs[i], geom)).sum())
+            if s1 > score:
+                score, h0 = s1, h1
+        if best is None or score > best[0]:
+            best = (score, h0, i)
+    assert best is not None
     if best[0] < cfg.min_match:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
                      f"{best[0]:.2f} < {cfg.min_match}): wrong layout, or no card")
@@ -597,8 +705,9 @@ def read_sigil(image: np.ndarray, layout: Any,
     rect, valid = _rectify(image, pose.homography, geom, s)
     # how many rectified px one photo px spans (blur and misregistration scale with it)
     centre = np.array(geom.size_mm) / 2.0
-    jac = project(pose.homography, np.array([centre, centre + [1.0, 0.0], centre + [0.0, 1.0]]))
-    photo_ppm = float(np.sqrt(abs(np.cross(jac[1] - jac[0], jac[2] - jac[0]))))
+    jac = project(pose.homography, np.array([centre, [*centre, 1.0, 0.0], [*centre, 0.0, 1.0]]))
+    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
+    photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
     maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
                      glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread)

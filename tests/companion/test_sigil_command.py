@@ -1,0 +1,86 @@
+"""The ``sigil``, ``eval sigil`` and ``bench sigil`` commands, end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.doomcat.layouts import load_layout
+from tests.vision.sigil.cards import draw_state, photograph
+from vision.readings import SigilState, TopBox
+
+LAYOUT = load_layout("A")
+STATES = [
+    SigilState.of("A", lines=[(0, 1), (2, 6)], crossed=[4], top=[TopBox(3)] + [None] * 6),
+    SigilState.of("A", lines=[(7, 9)], crossed=[], top=[TopBox(5), TopBox(2, True)] + [None] * 5),
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sigil_set")
+    labels = []
+    for i, st in enumerate(STATES):
+        rng = np.random.default_rng(100 + i)
+        frame, _ = photograph(draw_state(LAYOUT, st, rng), rng)
+        cv2.imwrite(str(out / f"card_{i}.png"), frame)
+        labels.append({"image": f"card_{i}.png", "sigil": st.to_json(),
+                       "conditions": {"tilt_deg": 20.0, "pen_color": "blue", "markers": True}})
+    (out / "labels.json").write_text(json.dumps(labels))
+    return out
+
+
+def test_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sigil", str(folder / "card_0.png"), "--layout", "A", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["layout"] == "A"
+    assert set(map(tuple, doc["lines"])) <= {(0, 1), (2, 6)} | set()
+    assert {"lines", "crossed", "top", "unknown", "pose"} <= set(doc)
+
+
+def test_sigil_text(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sigil", str(folder / "card_1.png"), "--layout", "A"]) == 0
+    assert "lines:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["sigil", "nope.png", "--layout", "A"], "no such file"),
+    (["sigil", "{folder}/labels.json", "--layout", "A"], "not an image"),
+    (["sigil", "{folder}/card_0.png", "--layout", "Z"], "Z"),
+    (["eval", "sigil", "{folder}/missing"], "not a folder"),
+])
+def test_bad_input_exits_2(args: list[str], message: str, folder: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    args = [a.format(folder=folder) for a in args]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cv2.imwrite(str(tmp_path / "table.png"), np.full((360, 640, 3), 90, np.uint8))
+    assert main(["sigil", str(tmp_path / "table.png"), "--layout", "A"]) == 2
+    assert "no sigil card" in capsys.readouterr().err
+
+
+def test_eval_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "sigil", str(folder), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    for key in ("images", "line_precision", "line_recall", "line_f1", "crossed_accuracy",
+                "digit_accuracy", "circle_accuracy", "exact_rate", "unknown_share",
+                "ghost_lines_counted"):
+        assert key in rep
+    assert rep["images"] == 2
+    assert rep["line_f1"] >= 0.8 and rep["ghost_lines_counted"] == 0
+    assert "tilt 15-30" in rep["by_condition"] and "pen_color blue" in rep["by_condition"]
+
+
+def test_bench_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "sigil", str(folder), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["images"] == 2 and rep["ms_median"] > 0 and rep["peak_mb"] > 0

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.doomcat.layouts import all_layouts, load_layout
+from companion.errors import BadInput
+from tests.vision.sigil.cards import blank_card, draw_state, photograph
+from vision.readings import SigilState, TopBox
+from vision.sigil import NoCard, SigilConfig, WrongLayout, read_sigil
+
+LAYOUT = load_layout("A")
+STATE = SigilState.of("A", lines=[(0, 1), (2, 6), (7, 9)], crossed=[4, 10],
+                      top=[TopBox(3), TopBox(5), TopBox(3, True), None, None, None, None])
+
+
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    return blank_card(LAYOUT)
+
+
+def _photo(state: SigilState = STATE, seed: int = 0, **kw) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    ghosts = kw.pop("ghosts", ())
+    card = draw_state(LAYOUT, state, rng, ghosts=ghosts)
+    frame, _ = photograph(card, rng, **kw)
+    return frame
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reads_a_clean_card_exactly(seed: int, reference: np.ndarray) -> None:
+    reading = read_sigil(_photo(seed=seed), LAYOUT, reference, others=all_layouts())
+    assert reading.state == STATE
+    assert reading.pose.method == "markers"
+    doc = reading.to_json()
+    assert {"layout", "lines", "crossed", "top", "unknown", "pose", "evidence"} <= set(doc)
+
+
+def test_reads_without_reference() -> None:
+    """Without the blank card the layout's printed elements are masked: lines still read."""
+    reading = read_sigil(_photo(seed=3), LAYOUT)
+    assert set(reading.state.lines) == set(STATE.lines)
+
+
+def test_empty_card_reads_empty(reference: np.ndarray) -> None:
+    empty = SigilState.of("A")
+    assert read_sigil(_photo(empty, seed=4), LAYOUT, reference).state == empty
+
+
+def test_ghost_lines_do_not_count(reference: np.ndarray) -> None:
+    ghosts = [(3, 8), (5, 11), (1, 4)]
+    for state in (STATE, SigilState.of("A")):
+        reading = read_sigil(_photo(state, seed=5, ghosts=ghosts), LAYOUT, reference)
+        assert not set(reading.state.lines) & set(ghosts)
+        assert set(reading.state.lines) == set(state.lines)
+
+
+def test_what_a_hand_hides_is_unknown_not_absent(reference: np.ndarray) -> None:
+    reading = read_sigil(_photo(seed=6, hand=True), LAYOUT, reference)
+    st = reading.state
+    assert st.unknown, "the hand must hide something"
+    # nothing is read as present that is not there, and every true line is read or unknown
+    assert set(st.lines) <= set(STATE.lines)
+    for a, b in STATE.lines:
+        assert (a, b) in st.lines or f"line {a}-{b}" in st.unknown
+    for c in STATE.crossed:
+        assert c in st.crossed or f"candle {c}" in st.unknown
+
+
+def test_wrong_layout_markers_raise(reference: np.ndarray) -> None:
+    with pytest.raises(WrongLayout, match="layout A"):
+        read_sigil(_photo(seed=7), load_layout("B"), others=all_layouts())
+
+
+@pytest.mark.parametrize("image", [
+    np.full((720, 1280, 3), 90, np.uint8),                          # an empty table
+    np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8),   # noise
+])
+def test_no_card_raises(image: np.ndarray, reference: np.ndarray) -> None:
+    with pytest.raises(NoCard):
+        read_sigil(image, LAYOUT, reference)
+
+
+@pytest.mark.parametrize(("image", "match"), [
+    (np.zeros((10, 10, 3), np.uint8), "too small"),
+    ("not an image", "numpy array"),
+])
+def test_bad_input(image, match: str) -> None:
+    with pytest.raises(BadInput, match=match):
+        read_sigil(image, LAYOUT)
+
+
+def test_card_too_small(reference: np.ndarray) -> None:
+    frame = _photo(seed=8, fill=0.07)
+    with pytest.raises(BadInput):
+        read_sigil(frame, LAYOUT, reference, SigilConfig(min_card_px=80))
+
+
+def test_reader_is_pure(reference: np.ndarray) -> None:
+    frame = _photo(seed=9)
+    before = frame.copy()
+    a = read_sigil(frame, LAYOUT, reference)
+    b = read_sigil(frame, LAYOUT, reference)
+    assert np.array_equal(frame, before)
+    assert a.state == b.state and a.line_threshold == b.line_threshold
