@@ -705,7 +705,8 @@ def read_sigil(image: np.ndarray, layout: Any,
     rect, valid = _rectify(image, pose.homography, geom, s)
     # how many rectified px one photo px spans (blur and misregistration scale with it)
     centre = np.array(geom.size_mm) / 2.0
-    jac = project(pose.homography, np.array([centre, [*centre, 1.0, 0.0], [*centre, 0.0, 1.0]]))
+    jac = project(pose.homography,
+                  np.array([centre, centre + np.array([1.0, 0.0]), centre + np.array([0.0, 1.0])]))
     d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
     photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))

@@ -107,7 +107,7 @@ def photograph(card: np.ndarray, rng: np.random.Generator, *, tilt: float = 25.0
     rz = np.array([[math.cos(az), -math.sin(az), 0], [math.sin(az), math.cos(az), 0], [0, 0, 1]])
     p3 = np.c_[pts, np.zeros(4)] @ (rz @ ry @ rx).T
     z = p3[:, 2] + 1500.0
-    proj = [*np.stack([p3[:, 0] * 1100 / z, p3[:, 1] * 1100 / z], 1), fw / 2, fh / 2]
+    proj = np.stack([p3[:, 0] * 1100 / z, p3[:, 1] * 1100 / z], 1) + np.array([fw / 2, fh / 2])
     hm = cv2.getPerspectiveTransform(np.float32([[0, 0], [w, 0], [w, h], [0, h]]),
                                      proj.astype(np.float32))
     frame = np.full((fh, fw, 3), (70, 95, 120), np.uint8)
