@@ -338,14 +338,29 @@ class Renderers:
         """The rectified card (BGR) at PX_PER_MM with ``state`` drawn."""
         key = json.dumps(state.to_json(), sort_keys=True)
         if key not in self._cards:
-            if self.sigil is not None:
-                style = self.sigil.CardStyle(px_per_mm=PX_PER_MM)
-                ink = self.sigil.InkStyle(width_mm=1.0, wobble_mm=0.2, curve=0.02, hand=1)
-                img = self.sigil.render_card(_layout(), state, style,
-                                             np.random.default_rng(SEED), ink).image
+            if self.sigil is None:
+                self._cards[key] = _fallback_card(state)
             else:
-                img = _fallback_card(state)
-            self._cards[key] = img
+                # Each element is drawn alone (its own seeded strokes) and the ink layers are
+                # multiplied onto the blank card, so that a digit keeps its shape when a line is
+                # added later.
+                blank = self._element(S_BLANK).astype(np.float32)
+                out = blank.copy()
+                for element in _elements(state):
+                    layer = self._element(element).astype(np.float32)
+                    out *= np.minimum(1.0, layer / np.maximum(blank, 1.0))
+                self._cards[key] = np.clip(out + 0.5, 0, 255).astype(np.uint8)
+        return self._cards[key]
+
+    def _element(self, state: SigilState) -> np.ndarray:
+        key = "element " + json.dumps(state.to_json(), sort_keys=True)
+        if key not in self._cards:
+            assert self.sigil is not None
+            style = self.sigil.CardStyle(px_per_mm=PX_PER_MM)
+            ink = self.sigil.InkStyle(width_mm=1.0, wobble_mm=0.2, curve=0.02, hand=1)
+            seed = [SEED, sum(ord(ch) * (i + 1) for i, ch in enumerate(key)) % 100_000]
+            self._cards[key] = self.sigil.render_card(
+                _layout(), state, style, np.random.default_rng(seed), ink).image
         return self._cards[key]
 
     # -- dice
@@ -360,6 +375,18 @@ class Renderers:
             return [{"value": lb["value"], "color": d.color, "bbox": list(lb["bbox"]),
                      "state": lb["state"]} for lb, d in zip(labels, dice, strict=True)]
         return [_fallback_die(frame, d) for d in dice]
+
+
+def _elements(state: SigilState) -> list[SigilState]:
+    """One state per drawn element of ``state`` (a line, a cross, a digit)."""
+    out = [SigilState.of(state.layout, lines=[p]) for p in state.lines]
+    out += [SigilState.of(state.layout, crossed=[c]) for c in state.crossed]
+    for k, box in enumerate(state.top):
+        if box is not None:
+            top: list[TopBox | None] = [None] * 7
+            top[k] = box
+            out.append(SigilState.of(state.layout, top=top))
+    return out
 
 
 def _fallback_card(state: SigilState) -> np.ndarray:
