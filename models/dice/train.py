@@ -1,0 +1,315 @@
+"""Train the dice reader's two small networks on scenes the project renders itself.
+
+    nice -n 10 /work/venv/bin/python -m models.dice.train --out models/dice --minutes 10
+
+1. ``detector``: a fully convolutional centre-heatmap detector (CenterNet-like, stride 4) that
+   finds the top face of every die and regresses its box size.
+2. ``classifier``: a small CNN on a 40x40 crop around a found top face: not-a-die, 1-6, cocked,
+   unreadable.
+
+Training data: only :func:`vision.render.dice.render_scene` (never the real photographs, which
+are for evaluation). Needs torch and onnx (the ``train`` extra); running the reader does not.
+Writes ``dice_detector.onnx`` and ``dice_classifier.onnx`` (single files, weights inside).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from vision.dice.reader import CLASSES, CROP, STRIDE, crop_batch
+from vision.render.dice import render_scene
+
+SCENE = 192
+
+
+def conv_bn(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, dil, dilation=dil, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def dw_block(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(cin, cin, 3, stride, dil, dilation=dil, groups=cin, bias=False),
+        nn.BatchNorm2d(cin), nn.ReLU(inplace=True),
+        nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class Detector(nn.Module):
+    """Stride-4 heatmap (1 channel, logits) + log box size (2 channels).
+
+    The stem folds 4x4 pixel blocks into channels (space-to-depth), so that every later layer
+    runs at stride 4 or coarser: cheap enough for ~10 ms per 512x288 frame on one core.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.PixelUnshuffle(4), nn.Conv2d(48, 32, 1, bias=False),
+                                  nn.BatchNorm2d(32), nn.ReLU(inplace=True))
+        self.s4 = nn.Sequential(dw_block(32, 32), dw_block(32, 32))
+        self.s8 = nn.Sequential(dw_block(32, 64, 2), dw_block(64, 64), dw_block(64, 64, dil=2))
+        self.s16 = nn.Sequential(dw_block(64, 96, 2), dw_block(96, 96, dil=2),
+                                 dw_block(96, 96, dil=4))
+        self.lat16 = nn.Conv2d(96, 64, 1)
+        self.lat8 = nn.Conv2d(64, 32, 1)
+        self.head = nn.Sequential(dw_block(32, 32), nn.Conv2d(32, 3, 1))
+        self.head[-1].bias.data[:] = torch.tensor([-2.19, 0.0, 0.0])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.s4(self.stem(x))
+        b = self.s8(a)
+        c = self.s16(b)
+        b = b + F.interpolate(self.lat16(c), scale_factor=2.0, mode="nearest")
+        a = a + F.interpolate(self.lat8(b), scale_factor=2.0, mode="nearest")
+        return self.head(a)
+
+
+class Classifier(nn.Module):
+    def __init__(self, n: int = len(CLASSES)) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            conv_bn(3, 16), nn.MaxPool2d(2),
+            conv_bn(16, 32), nn.MaxPool2d(2),
+            conv_bn(32, 48), conv_bn(48, 48), nn.MaxPool2d(2),
+            conv_bn(48, 64), nn.AdaptiveAvgPool2d(1))
+        self.fc = nn.Linear(64, n)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.flatten(self.body(x), 1))
+
+
+def to_tensor(images: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(images.astype(np.float32) / 255.0 - 0.5).permute(0, 3, 1, 2)
+
+
+def scene(rng: np.random.Generator) -> tuple[np.ndarray, list[dict]]:
+    kind = rng.random()
+    if kind < 0.12:  # a crop of one big die, like a detector's close-up
+        return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
+                            size_px=(55.0, 110.0))
+    if kind < 0.25:  # many small dice
+        return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0))
+    return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8), size_px=(10.0, 64.0))
+
+
+def targets(labels: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    g = SCENE // STRIDE
+    heat = np.zeros((g, g), np.float32)
+    size = np.zeros((2, g, g), np.float32)
+    mask = np.zeros((g, g), np.float32)
+    yy, xx = np.mgrid[0:g, 0:g].astype(np.float32)
+    for lb in labels:
+        x0, y0, x1, y1 = lb["bbox"]
+        w, h = x1 - x0, y1 - y0
+        if w < 2 or h < 2:
+            continue
+        cx, cy = (x0 + x1) / 2 / STRIDE - 0.5, (y0 + y1) / 2 / STRIDE - 0.5
+        sigma = max(0.6, 0.15 * max(w, h) / STRIDE)
+        heat = np.maximum(heat, np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma ** 2)))
+        ix, iy = round(cx), round(cy)
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                jx, jy = ix + dx, iy + dy
+                if 0 <= jx < g and 0 <= jy < g:
+                    size[:, jy, jx] = (math.log(w / STRIDE), math.log(h / STRIDE))
+                    mask[jy, jx] = 1.0
+        if 0 <= ix < g and 0 <= iy < g:
+            heat[iy, ix] = 1.0
+    return heat, size, mask
+
+
+def focal_loss(logits: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
+    p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
+    pos = gt.eq(1).float()
+    neg = 1 - pos
+    pos_loss = torch.log(p) * (1 - p) ** 2 * pos
+    neg_loss = torch.log(1 - p) * p ** 2 * (1 - gt) ** 4 * neg
+    n = pos.sum().clamp(min=1)
+    return -(pos_loss.sum() + neg_loss.sum()) / n
+
+
+def label_class(lb: dict) -> int:
+    if lb["state"] == "cocked":
+        return CLASSES.index("cocked")
+    if lb["state"] == "unreadable":
+        return CLASSES.index("unreadable")
+    return CLASSES.index(str(lb["value"]))
+
+
+def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
+               per_scene_neg: int = 3) -> tuple[list[tuple[float, float, float, float]], list[int]]:
+    """Jittered boxes around every die (its class) and negatives (class "none")."""
+    boxes, classes = [], []
+    h, w = image.shape[:2]
+    for lb in labels:
+        x0, y0, x1, y1 = lb["bbox"]
+        bw, bh = x1 - x0, y1 - y0
+        if bw < 3 or bh < 3:
+            continue
+        for _ in range(2):
+            j = rng.normal(0, 0.08, 4) * [bw, bh, bw, bh]
+            boxes.append((x0 + j[0], y0 + j[1], x1 + j[2], y1 + j[3]))
+            classes.append(label_class(lb))
+        # the front side face of the die: not a top face
+        dy1 = lb["die_bbox"][3]
+        if dy1 - y1 > 0.45 * bh:
+            cy = (y1 + dy1) / 2
+            boxes.append((x0, cy - bh / 2, x1, cy + bh / 2))
+            classes.append(0)
+    centers = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0]) for b in
+               (lb["bbox"] for lb in labels)]
+    for _ in range(per_scene_neg):
+        s = float(np.exp(rng.uniform(math.log(8), math.log(100))))
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        if any(abs(cx - x) < 0.6 * max(s, d) and abs(cy - y) < 0.6 * max(s, d)
+               for x, y, d in centers):
+            continue
+        boxes.append((cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2))
+        classes.append(0)
+    # boxes between two close dice (a merged detection) are not a die either
+    for a in range(len(centers)):
+        for b in range(a + 1, len(centers)):
+            (xa, ya, da), (xb, yb, db) = centers[a], centers[b]
+            if math.hypot(xa - xb, ya - yb) < 1.3 * max(da, db) and rng.random() < 0.5:
+                mx, my, s = (xa + xb) / 2, (ya + yb) / 2, (da + db) / 2
+                boxes.append((mx - s / 2, my - s / 2, mx + s / 2, my + s / 2))
+                classes.append(0)
+    return boxes, classes
+
+
+def export(model: nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool) -> None:
+    model.eval()
+    axes = {"input": {0: "n", 2: "h", 3: "w"}} if dynamic_hw else {"input": {0: "n"}}
+    torch.onnx.export(model, (example,), str(path), input_names=["input"],
+                      output_names=["output"], dynamic_axes=axes, opset_version=17,
+                      dynamo=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="models/dice")
+    parser.add_argument("--scenes", type=int, default=3000)
+    parser.add_argument("--minutes", type=float, default=10.0, help="budget for both nets")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", choices=["detector", "classifier"], default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    images, heats, sizes, masks, crops, classes = [], [], [], [], [], []
+    for _ in range(args.scenes):
+        image, labels = scene(rng)
+        h, s, m = targets(labels)
+        images.append(image)
+        heats.append(h)
+        sizes.append(s)
+        masks.append(m)
+        boxes, cls = crops_from(image, labels, rng)
+        if boxes:
+            crops.append(crop_batch(image, boxes))
+            classes.extend(cls)
+    print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
+          flush=True)
+    budget = args.minutes * 60.0
+    if args.only != "classifier":
+        train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks), out,
+                       budget * (0.7 if args.only is None else 1.0), rng)
+    if args.only != "detector":
+        train_classifier(np.concatenate(crops), np.array(classes), out,
+                         budget * (0.3 if args.only is None else 1.0), rng)
+
+
+def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    out = batch.astype(np.float32)
+    out *= rng.uniform(0.75, 1.25, (len(batch), 1, 1, 3)).astype(np.float32)
+    out += rng.uniform(-25, 25, (len(batch), 1, 1, 1)).astype(np.float32)
+    if rng.random() < 0.3:  # grey camera
+        out[:] = out.mean(axis=3, keepdims=True)
+    return np.clip(out, 0, 255)
+
+
+def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
+                   out: Path, budget: float, rng: np.random.Generator) -> None:
+    model = Detector()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    start = time.time()
+    step, batch = 0, 24
+    n = len(images)
+    while time.time() - start < budget:
+        idx = rng.integers(0, n, batch)
+        x = to_tensor(augment(images[idx], rng))
+        flip = rng.random() < 0.5
+        ht, st, mt = (torch.from_numpy(heats[idx]), torch.from_numpy(sizes[idx]),
+                      torch.from_numpy(masks[idx]))
+        if flip:
+            x, ht, st, mt = x.flip(3), ht.flip(2), st.flip(3), mt.flip(2)
+        frac = (time.time() - start) / budget
+        for g in opt.param_groups:
+            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+        y = model(x)
+        lh = focal_loss(y[:, 0], ht)
+        ls = (F.l1_loss(y[:, 1:], st, reduction="none") * mt[:, None]).sum() / mt.sum().clamp(
+            min=1)
+        loss = lh + 0.5 * ls
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 50 == 0:
+            print(f"det step {step} {time.time() - start:.0f}s heat {lh.item():.3f} "
+                  f"size {ls.item():.3f}", flush=True)
+    export(model, torch.zeros(1, 3, 64, 64), out / "dice_detector.onnx", dynamic_hw=True)
+    print(f"detector: {step} steps", flush=True)
+
+
+def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
+                     rng: np.random.Generator) -> None:
+    print("class counts", np.bincount(classes, minlength=len(CLASSES)), flush=True)
+    n = len(crops)
+    val = rng.random(n) < 0.08
+    xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
+    model = Classifier()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    start = time.time()
+    step, batch = 0, 128
+    while time.time() - start < budget:
+        idx = rng.integers(0, len(xtr), batch)
+        xb = augment(xtr[idx], rng)
+        # the face may be turned any way: rotate by multiples of 90 degrees and flip
+        k = int(rng.integers(0, 4))
+        xb = np.rot90(xb, k, axes=(1, 2))
+        if rng.random() < 0.5:
+            xb = xb[:, :, ::-1]
+        x = to_tensor(np.ascontiguousarray(xb))
+        frac = (time.time() - start) / budget
+        for g in opt.param_groups:
+            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+        loss = F.cross_entropy(model(x), torch.from_numpy(ytr[idx]).long(), label_smoothing=0.05)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 100 == 0:
+            model.eval()
+            with torch.no_grad():
+                pred = model(to_tensor(xva)).argmax(1).numpy()
+            model.train()
+            print(f"cls step {step} {time.time() - start:.0f}s loss {loss.item():.3f} "
+                  f"val acc {(pred == yva).mean():.4f}", flush=True)
+    export(model, torch.zeros(1, 3, CROP, CROP), out / "dice_classifier.onnx", dynamic_hw=False)
+    print(f"classifier: {step} steps", flush=True)
+
+
+if __name__ == "__main__":
+    main()

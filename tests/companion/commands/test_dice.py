@@ -1,0 +1,107 @@
+"""The ``dice``, ``eval dice``, ``bench dice`` and ``render dice`` commands."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+
+
+def _jpg(path, image):
+    assert cv2.imwrite(str(path), image)
+    return path
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    out = tmp_path_factory.mktemp("render")
+    assert main(["render", "dice", str(out), "--count", "3", "--seed", "5"]) == 0
+    return out
+
+
+def test_render_writes_images_and_labels(rendered):
+    labels = json.loads((rendered / "labels.json").read_text())
+    assert [e["image"] for e in labels] == ["scene_00000.jpg", "scene_00001.jpg",
+                                            "scene_00002.jpg"]
+    for entry in labels:
+        image = cv2.imread(str(rendered / entry["image"]))
+        assert image.shape == (entry["height"], entry["width"], 3)
+        for die in entry["dice"]:
+            assert die["bbox_kind"] == "top_face"
+
+
+def test_render_is_seeded(rendered, tmp_path):
+    assert main(["render", "dice", str(tmp_path), "--count", "1", "--seed", "5"]) == 0
+    assert (json.loads((tmp_path / "labels.json").read_text())[0]
+            == json.loads((rendered / "labels.json").read_text())[0])
+
+
+def test_eval_prints_the_fixed_keys(rendered, capsys):
+    assert main(["eval", "dice", str(rendered), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"images", "dice", "accuracy", "recall", "fp_per_image",
+                           "exact_rate", "confusion"}
+    assert report["images"] == 3
+
+
+def test_bench_prints_the_fixed_keys(rendered, capsys):
+    assert main(["bench", "dice", str(rendered), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"images", "ms_median", "ms_p95", "peak_mb"}
+    assert report["images"] == 3 and report["ms_median"] > 0
+
+
+def test_dice_reads_images_as_json_lines(rendered, capsys):
+    files = sorted(str(p) for p in rendered.glob("*.jpg"))[:2]
+    assert main(["dice", *files, "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    for line, name in zip(lines, files, strict=True):
+        doc = json.loads(line)
+        assert doc["image"] == name and isinstance(doc["dice"], list)
+
+
+def test_dice_on_a_blank_image_finds_nothing(tmp_path, capsys):
+    path = _jpg(tmp_path / "blank.jpg", np.full((120, 160, 3), 200, np.uint8))
+    assert main(["dice", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dice"] == []
+
+
+def _truncated(tmp_path):
+    _, buf = cv2.imencode(".jpg", np.full((50, 50, 3), 100, np.uint8))
+    path = tmp_path / "cut.jpg"
+    path.write_bytes(buf.tobytes()[:200])
+    return path
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda d: (d / "notes.jpg").write_text("hello") and d / "notes.jpg", "not an image"),
+    (lambda d: (d / "empty.png").write_bytes(b"") or d / "empty.png", "empty"),
+    (_truncated, "truncated"),
+    (lambda d: d / "missing.jpg", "no such file"),
+])
+def test_bad_images_exit_2_with_one_line(tmp_path, capsys, make, message):
+    path = make(tmp_path)
+    assert main(["dice", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and str(path.name) in err
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    (lambda d: None, "labels.json"),
+    (lambda d: (d / "labels.json").write_text("[{]"), "not valid JSON"),
+    (lambda d: (d / "labels.json").write_text('[{"image": "x.jpg", "dice": []}]'), "x.jpg"),
+])
+def test_eval_bad_folders_exit_2(tmp_path, capsys, setup, message):
+    setup(tmp_path)
+    assert main(["eval", "dice", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_of_a_folder_without_images_exits_2(tmp_path, capsys):
+    assert main(["bench", "dice", str(tmp_path)]) == 2
+    assert "no images" in capsys.readouterr().err

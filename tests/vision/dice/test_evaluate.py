@@ -1,0 +1,58 @@
+"""Matching and scoring of dice readings (the rule of ../shared/data/dice-real/README.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.errors import DataFileError
+from vision.dice.evaluate import check_labels, match, score_image, summarize
+from vision.readings import DiceReading, Die
+
+
+@pytest.mark.parametrize(("reads", "labels", "pairs"), [
+    ([], [], []),
+    ([[0, 0, 10, 10]], [[2, 2, 4, 4]], [(0, 0)]),            # label centre inside reading
+    ([[4, 4, 6, 6]], [[0, 0, 10, 10]], [(0, 0)]),            # reading centre inside label
+    ([[0, 0, 10, 10]], [[20, 20, 30, 30]], []),              # apart
+    ([[0, 0, 10, 10], [8, 0, 18, 10]], [[8, 3, 12, 7]], [(1, 0)]),  # nearest wins
+    ([[0, 0, 20, 10]], [[2, 2, 6, 6], [12, 2, 16, 6]], [(0, 1)]),   # one-to-one
+])
+def test_match(reads, labels, pairs):
+    assert match(reads, labels) == pairs
+
+
+def _die(value, box, state="flat"):
+    return Die(value, "white", tuple(box), 0.9, state)
+
+
+def test_score_and_summary():
+    reading = DiceReading((_die(3, [0, 0, 10, 10]), _die(None, [20, 0, 30, 10], "unreadable"),
+                           _die(5, [50, 50, 60, 60])))
+    labels = [{"value": 3, "bbox": [2, 2, 8, 8]}, {"value": 4, "bbox": [22, 2, 28, 8]},
+              {"value": 6, "bbox": [100, 100, 110, 110]}]
+    r = score_image("a.jpg", reading, labels)
+    assert (r.labelled, r.matched, r.correct, r.false_positives) == (3, 2, 1, 1)
+    assert not r.exact
+    perfect = score_image("b.jpg", DiceReading((_die(2, [0, 0, 9, 9]),)),
+                          [{"value": 2, "bbox": [1, 1, 8, 8]}])
+    s = summarize([r, perfect])
+    assert s.images == 2 and s.dice == 4
+    assert s.accuracy == pytest.approx(2 / 3, abs=1e-4)
+    assert s.recall == 0.75 and s.fp_per_image == 0.5 and s.exact_rate == 0.5
+    assert s.confusion == {"2": {"2": 1}, "3": {"3": 1}, "4": {"null": 1}, "6": {"missed": 1}}
+    assert set(s.to_json()) >= {"images", "dice", "accuracy", "recall", "fp_per_image",
+                                "exact_rate", "confusion"}
+
+
+@pytest.mark.parametrize(("doc", "where"), [
+    ({"image": "a"}, "$"),
+    ([{"dice": []}], "$[0].image"),
+    ([{"image": "a.jpg"}], "$[0].dice"),
+    ([{"image": "a.jpg", "dice": [{"value": 3, "bbox": [0, 0, 1]}]}], "$[0].dice[0].bbox"),
+    ([{"image": "a.jpg", "dice": [{"value": 7, "bbox": [0, 0, 1, 1]}]}], "$[0].dice[0].value"),
+    ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [5, 0, 1, 1]}]}], "$[0].dice[0].bbox"),
+])
+def test_check_labels_names_the_place(doc, where):
+    with pytest.raises(DataFileError) as exc:
+        check_labels(doc, "labels.json")
+    assert exc.value.json_path == where

@@ -1,0 +1,71 @@
+"""The synthetic dice renderer: determinism, label geometry, drawing onto a frame."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.render.dice import COLORS, DieSpec, draw_dice, random_background, render_scene
+
+
+def test_same_seed_same_scene():
+    a, la = render_scene(np.random.default_rng(7), width=200, height=150)
+    b, lb = render_scene(np.random.default_rng(7), width=200, height=150)
+    assert np.array_equal(a, b) and la == lb
+
+
+def test_other_seed_other_scene():
+    a, _ = render_scene(np.random.default_rng(1), width=200, height=150)
+    b, _ = render_scene(np.random.default_rng(2), width=200, height=150)
+    assert not np.array_equal(a, b)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_labels_are_consistent(seed):
+    image, labels = render_scene(np.random.default_rng(seed), width=160, height=120)
+    assert image.shape == (120, 160, 3) and image.dtype == np.uint8
+    for lb in labels:
+        x0, y0, x1, y1 = lb["bbox"]
+        assert 0 <= x0 < x1 <= 160 and 0 <= y0 < y1 <= 120
+        dx0, dy0, dx1, dy1 = lb["die_bbox"]
+        assert dx0 <= x0 + 1e-6 and dy0 <= y0 + 1e-6 and x1 <= dx1 + 1e-6 and y1 <= dy1 + 1e-6
+        assert lb["state"] in ("flat", "cocked", "unreadable")
+        assert (lb["value"] in range(1, 7)) == (lb["state"] == "flat")
+        assert lb["color"]
+
+
+@pytest.mark.parametrize(("value", "color"), [(1, "white"), (6, "black"), (3, "red"),
+                                              (5, "yellow"), (2, "blue"), (4, "green")])
+def test_draw_dice_draws_in_place_and_labels_top_face(value, color):
+    frame = np.full((120, 160, 3), 128, np.uint8)
+    labels = draw_dice(frame, [DieSpec(value, color, (80.0, 70.0), 40.0)],
+                       np.random.default_rng(0), tilt_deg=20)
+    assert labels[0]["value"] == value and labels[0]["state"] == "flat"
+    assert labels[0]["color"] == color
+    x0, y0, x1, y1 = (int(v) for v in labels[0]["bbox"])
+    assert 30 <= x1 - x0 <= 50  # top face about one edge length wide
+    face = frame[y0 + 5:y1 - 5, x0 + 5:x1 - 5].reshape(-1, 3).astype(int)
+    body = np.array(COLORS[color][0])
+    # most of the face is the body colour (lit), not the grey frame
+    assert np.median(np.abs(face - body).sum(axis=1)) < np.abs(body - 128).sum() + 60
+
+
+def test_cocked_die_has_no_value():
+    frame = np.full((120, 160, 3), 90, np.uint8)
+    labels = draw_dice(frame, [DieSpec(4, "white", (80.0, 70.0), 40.0, cock_deg=35)],
+                       np.random.default_rng(0))
+    assert labels[0]["state"] == "cocked" and labels[0]["value"] is None
+
+
+def test_draw_dice_refuses_a_grey_frame():
+    with pytest.raises(ValueError, match="BGR"):
+        draw_dice(np.zeros((10, 10), np.uint8), [], np.random.default_rng(0))
+
+
+def test_backgrounds_have_the_asked_size():
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        assert random_background(rng, 40, 70).shape == (40, 70, 3)

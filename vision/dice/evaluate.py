@@ -1,0 +1,172 @@
+"""Scoring dice readings against labelled images (``doomcompanion eval dice DIR``).
+
+Matching (../shared/data/dice-real/README.md): a reading and a labelled die match when the
+labelled box's centre lies inside the reading's box or the reading's centre lies inside the
+labelled box; pairs are matched one-to-one, nearest centres first. This works for every
+``bbox_kind`` (``pip_region``, ``whole_die``, ``crop``, ``top_face``).
+
+Figures:
+
+- ``accuracy``: matched dice read with the right value / matched dice (a ``null`` value on a
+  labelled die counts as not right);
+- ``recall``: matched dice / labelled dice;
+- ``fp_per_image``: readings matched to no labelled die, per image;
+- ``exact_rate``: images where every labelled die is matched and read right and there is no
+  false positive;
+- ``confusion``: ``{true value: {read value | "null" | "missed": count}}``.
+
+Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.errors import DataFileError
+from vision.readings import DiceReading
+
+__all__ = ["DiceScore", "ImageResult", "check_labels", "match", "score_image", "summarize"]
+
+
+def _center(box: Sequence[float]) -> tuple[float, float]:
+    return ((box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0)
+
+
+def _inside(p: tuple[float, float], box: Sequence[float]) -> bool:
+    return box[0] <= p[0] <= box[2] and box[1] <= p[1] <= box[3]
+
+
+def match(read_boxes: Sequence[Sequence[float]],
+          label_boxes: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+    """One-to-one pairs ``(reading index, label index)``, nearest centres first.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+
+    Examples
+    --------
+    >>> match([[0, 0, 10, 10], [20, 0, 30, 10]], [[22, 2, 26, 6]])
+    [(1, 0)]
+    """
+    pairs = []
+    for i, rb in enumerate(read_boxes):
+        rc = _center(rb)
+        for j, lb in enumerate(label_boxes):
+            lc = _center(lb)
+            if _inside(lc, rb) or _inside(rc, lb):
+                pairs.append((math.dist(rc, lc), i, j))
+    pairs.sort()
+    used_r: set[int] = set()
+    used_l: set[int] = set()
+    out = []
+    for _, i, j in pairs:
+        if i in used_r or j in used_l:
+            continue
+        used_r.add(i)
+        used_l.add(j)
+        out.append((i, j))
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class ImageResult:
+    image: str
+    labelled: int
+    matched: int
+    correct: int
+    false_positives: int
+    pairs: tuple[tuple[int | None, int | None], ...]  # (true value, read value) per label
+
+    @property
+    def exact(self) -> bool:
+        return (self.matched == self.labelled and self.correct == self.labelled
+                and self.false_positives == 0)
+
+
+def score_image(name: str, reading: DiceReading, labels: Sequence[Mapping[str, Any]],
+                ) -> ImageResult:
+    """Score one image's reading against its labelled dice."""
+    pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
+    got = {j: reading.dice[i].value for i, j in pairs}
+    out: list[tuple[int | None, int | None]] = []
+    correct = 0
+    for j, lb in enumerate(labels):
+        value = lb.get("value")
+        read = got.get(j, "missed")
+        out.append((value, read))  # type: ignore[arg-type]
+        if j in got and read == value:
+            correct += 1
+    return ImageResult(name, len(labels), len(pairs), correct,
+                       len(reading.dice) - len(pairs), tuple(out))
+
+
+@dataclass(frozen=True)
+class DiceScore:
+    images: int
+    dice: int
+    accuracy: float
+    recall: float
+    fp_per_image: float
+    exact_rate: float
+    confusion: dict[str, dict[str, int]] = field(default_factory=dict)
+    read_rate: float = 0.0
+    unreadable: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"images": self.images, "dice": self.dice, "accuracy": self.accuracy,
+                "recall": self.recall, "fp_per_image": self.fp_per_image,
+                "exact_rate": self.exact_rate, "confusion": self.confusion,
+                "read_rate": self.read_rate, "unreadable": self.unreadable}
+
+
+def summarize(results: Sequence[ImageResult]) -> DiceScore:
+    """The figures of a folder from its per-image results."""
+    n = len(results)
+    dice = sum(r.labelled for r in results)
+    matched = sum(r.matched for r in results)
+    correct = sum(r.correct for r in results)
+    fp = sum(r.false_positives for r in results)
+    confusion: dict[str, dict[str, int]] = {}
+    unreadable = 0
+    for r in results:
+        for true, read in r.pairs:
+            row = confusion.setdefault(str(true), {})
+            key = "null" if read is None else str(read)
+            unreadable += read is None
+            row[key] = row.get(key, 0) + 1
+    confusion = {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}
+    return DiceScore(images=n, dice=dice,
+                     accuracy=round(correct / matched, 4) if matched else 0.0,
+                     recall=round(matched / dice, 4) if dice else 1.0,
+                     fp_per_image=round(fp / n, 4) if n else 0.0,
+                     exact_rate=round(sum(r.exact for r in results) / n, 4) if n else 0.0,
+                     confusion=confusion,
+                     read_rate=round(correct / dice, 4) if dice else 1.0,
+                     unreadable=unreadable)
+
+
+def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
+    """Check a dice ``labels.json`` document; raise :class:`DataFileError` naming the place."""
+    if not isinstance(doc, list):
+        raise DataFileError(source, "$", "expected a list of {image, dice} entries")
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("image"), str):
+            raise DataFileError(source, f"$[{i}].image", "expected the image file name")
+        dice = entry.get("dice")
+        if not isinstance(dice, list):
+            raise DataFileError(source, f"$[{i}].dice", "expected a list of dice")
+        for k, die in enumerate(dice):
+            where = f"$[{i}].dice[{k}]"
+            if not isinstance(die, Mapping):
+                raise DataFileError(source, where, "expected an object")
+            box = die.get("bbox")
+            if (not isinstance(box, list) or len(box) != 4
+                    or not all(isinstance(v, (int, float)) for v in box)
+                    or box[0] > box[2] or box[1] > box[3]):
+                raise DataFileError(source, f"{where}.bbox", "expected [x0, y0, x1, y1]")
+            value = die.get("value")
+            if value is not None and (isinstance(value, bool) or value not in range(1, 7)):
+                raise DataFileError(source, f"{where}.value", "expected 1-6 or null")
+    return list(doc)

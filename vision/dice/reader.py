@@ -1,0 +1,264 @@
+"""The dice reader: every d6 in a frame, with its top-face value, body colour, box and state.
+
+Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
+
+1. a centre-heatmap detector (stride 4) on the frame scaled so that its longer side is at most
+   ``DiceConfig.work_size``: one peak per die top face, with the face's box size;
+2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
+   frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``.
+
+The body colour is measured classically on the face (pips removed) in HSV.
+
+Convention: images are BGR ``uint8`` ``(H, W, 3)`` (grey and other dtypes are accepted and
+converted by :func:`vision.imageio.as_bgr`); boxes are ``[x0, y0, x1, y1]`` in pixels of the
+input image, origin top-left.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.imageio import as_bgr
+from vision.readings import DiceReading, Die
+
+__all__ = ["CLASSES", "CROP", "DiceConfig", "crop_batch", "die_color", "read_dice"]
+
+CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
+CROP = 40  # classifier input side in pixels
+STRIDE = 4  # detector output stride
+CROP_CONTEXT = 1.5  # crop side / top-face box side
+MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "dice"
+
+
+@dataclass(frozen=True)
+class DiceConfig:
+    """Every threshold of the dice reader.
+
+    Attributes
+    ----------
+    work_size : the frame is shrunk (never enlarged) so that its longer side is at most this
+        many pixels before detection.
+    min_side : frames smaller than this (a crop of one die) are enlarged to it.
+    peak_threshold : minimum detector heatmap score of a die centre.
+    none_threshold : a candidate whose "not a die" probability exceeds this is dropped.
+    value_threshold : minimum class probability to report a value; below it the die is
+        ``unreadable`` (never a guess).
+    max_dice : at most this many dice per frame (strongest first).
+    nms_iou : two candidates whose boxes overlap more than this are one die.
+    """
+
+    work_size: int = 512
+    min_side: int = 96
+    peak_threshold: float = 0.3
+    none_threshold: float = 0.5
+    value_threshold: float = 0.6
+    max_dice: int = 40
+    nms_iou: float = 0.3
+    detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
+    classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
+
+
+_SESSIONS: dict[str, object] = {}
+_LOCK = threading.Lock()
+
+
+def _session(path: str) -> object:
+    """One onnxruntime session per model file per process, on one intra-op thread."""
+    with _LOCK:
+        sess = _SESSIONS.get(path)
+        if sess is None:
+            import onnxruntime as ort
+
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"{path}: dice model missing (train it with "
+                                        "models/dice/train.py)")
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+            _SESSIONS[path] = sess
+        return sess
+
+
+def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
+               size: int = CROP) -> np.ndarray:
+    """Square crops ``(N, size, size, 3)`` centred on each box, side ``CROP_CONTEXT`` x its
+    longer side, replicating the border where a crop leaves the image.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``image``, origin top-left.
+    """
+    out = np.empty((len(boxes), size, size, 3), np.uint8)
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        side = max(x1 - x0, y1 - y0, 2.0) * CROP_CONTEXT
+        cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
+        s = size / side
+        m = np.float32([[s, 0, size / 2.0 - s * cx], [0, s, size / 2.0 - s * cy]])
+        interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+        out[i] = cv2.warpAffine(image, m, (size, size), flags=interp,
+                                borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
+def _prep(batch: np.ndarray) -> np.ndarray:
+    return (batch.astype(np.float32) / 255.0 - 0.5).transpose(0, 3, 1, 2)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate top-face boxes ``(N, 4)`` in image pixels and their scores ``(N,)``."""
+    h, w = image.shape[:2]
+    scale = min(1.0, config.work_size / max(h, w))
+    if max(h, w) < config.min_side:
+        scale = config.min_side / max(h, w)
+    sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
+    small = image if (sw, sh) == (w, h) else cv2.resize(
+        image, (sw, sh), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+    pw, ph = -sw % 16, -sh % 16
+    if pw or ph:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    sess = _session(config.detector_path)
+    out = sess.run(None, {"input": _prep(small[None])})[0][0]  # type: ignore[attr-defined]
+    heat = _sigmoid(out[0])
+    peaks = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    ys, xs = np.nonzero(peaks & (heat >= config.peak_threshold))
+    if len(xs) == 0:
+        return np.zeros((0, 4)), np.zeros(0)
+    scores = heat[ys, xs]
+    bw = np.exp(out[1, ys, xs]) * STRIDE
+    bh = np.exp(out[2, ys, xs]) * STRIDE
+    cx = (xs + 0.5) * STRIDE
+    cy = (ys + 0.5) * STRIDE
+    boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1) / scale
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
+    keep = (cx / scale < w) & (cy / scale < h)
+    return boxes[keep], scores[keep]
+
+
+def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:
+    order = list(np.argsort(-scores))
+    keep: list[int] = []
+    for i in order:
+        if len(keep) >= limit:
+            break
+        ok = True
+        for j in keep:
+            xx0, yy0 = max(boxes[i, 0], boxes[j, 0]), max(boxes[i, 1], boxes[j, 1])
+            xx1, yy1 = min(boxes[i, 2], boxes[j, 2]), min(boxes[i, 3], boxes[j, 3])
+            inter = max(0.0, xx1 - xx0) * max(0.0, yy1 - yy0)
+            ai = (boxes[i, 2] - boxes[i, 0]) * (boxes[i, 3] - boxes[i, 1])
+            aj = (boxes[j, 2] - boxes[j, 0]) * (boxes[j, 3] - boxes[j, 1])
+            if inter / max(ai + aj - inter, 1e-6) > iou:
+                ok = False
+                break
+        if ok:
+            keep.append(int(i))
+    return keep
+
+
+def die_color(face: np.ndarray) -> str:
+    """Name the body colour of a die from a BGR patch of its top face (pips are ignored).
+
+    The face's pixels are split in two by Otsu's threshold on lightness; the larger part is
+    the body. Low saturation gives black / grey / white, else the hue names the colour.
+    """
+    if face.size == 0:
+        return "unknown"
+    hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(np.float32)
+    grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY).reshape(-1)
+    t, _ = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    light = grey > t
+    body = light if light.mean() >= 0.5 else ~light
+    if body.sum() < 3:
+        body = np.ones_like(light)
+    hue, sat, val = (np.median(hsv[body, k]) for k in range(3))
+    if val < 70:
+        return "black"
+    if sat < 55:
+        return "white" if val > 150 else "grey"
+    if hue < 8 or hue >= 165:
+        return "red"
+    if hue < 19:
+        return "orange"
+    if hue < 35:
+        return "yellow"
+    if hue < 85:
+        return "green"
+    if hue < 130:
+        return "blue"
+    return "purple"
+
+
+def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReading:
+    """Read every d6 in a frame.
+
+    Parameters
+    ----------
+    image : BGR ``uint8`` frame (grey, BGRA, float and uint16 are converted); any size.
+    config : thresholds; the default suits 640x480 to 1920x1080 frames and close-up crops.
+
+    Returns
+    -------
+    DiceReading
+        One :class:`~vision.readings.Die` per die found, left to right: ``value`` 1-6 with
+        ``state "flat"``, or ``None`` with ``state "cocked"`` / ``"unreadable"`` when the top
+        face cannot be read (never a guess). ``bbox`` is the box of the top face.
+
+    Raises
+    ------
+    vision.imageio.InvalidImage
+        For a zero-size or malformed array.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``image``, origin top-left.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> read_dice(np.zeros((48, 64, 3), np.uint8)).dice
+    ()
+    """
+    config = config or DiceConfig()
+    image = as_bgr(image)
+    boxes, scores = _detect(image, config)
+    if len(boxes) == 0:
+        return DiceReading(())
+    keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
+    boxes, scores = boxes[keep], scores[keep]
+    crops = crop_batch(image, boxes)
+    sess = _session(config.classifier_path)
+    logits = sess.run(None, {"input": _prep(crops)})[0]  # type: ignore[attr-defined]
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)
+    dice = []
+    for box, score, p, crop in zip(boxes, scores, probs, crops, strict=True):
+        if p[0] > config.none_threshold:
+            continue
+        values = p[1:7]
+        k = int(np.argmax(p[1:]))
+        name = CLASSES[1 + k]
+        inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
+        color = die_color(inner)
+        if name in ("cocked", "unreadable"):
+            dice.append(Die(None, color, tuple(float(v) for v in box),
+                            float(min(1.0, score * p[1 + k])), name))
+            continue
+        best = float(values.max())
+        conf = float(min(1.0, best * math.sqrt(score)))
+        if best < config.value_threshold:
+            dice.append(Die(None, color, tuple(float(v) for v in box), conf, "unreadable"))
+        else:
+            dice.append(Die(int(np.argmax(values)) + 1, color, tuple(float(v) for v in box),
+                            conf, "flat"))
+    dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
+    return DiceReading(tuple(dice))

@@ -1,0 +1,641 @@
+"""Synthetic dice scenes: d6 cubes in perspective on tables, with labels.
+
+Two entry points:
+
+- :func:`render_scene` draws a whole labelled scene (background, dice, shadows, hands, lighting,
+  blur, noise, JPEG) and returns ``(image, labels)``; ``doomcompanion render dice`` and the
+  training script of ``models/dice`` use it.
+- :func:`draw_dice` draws dice described by :class:`DieSpec` onto an existing BGR frame (in
+  place) and returns their labels; the bundled demo video uses it to put dice on its table.
+
+Each label is a dict ``{"value": 1-6 or None, "color": name, "bbox": [x0, y0, x1, y1],
+"die_bbox": [...], "state": "flat" | "cocked" | "unreadable", "visible": fraction}`` where
+``bbox`` is the box of the top face (``bbox_kind`` ``"top_face"``) and ``die_bbox`` the box of
+the whole visible die (side faces included).
+
+Convention: images are BGR ``uint8`` arrays ``(H, W, 3)``; points are ``(x, y)`` in pixels,
+origin top-left; boxes are ``[x0, y0, x1, y1]``. The camera looks down at the table with a tilt
+from vertical of ``tilt_deg``; image "up" is away from the camera.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import cv2
+import numpy as np
+
+__all__ = ["COLORS", "DieSpec", "draw_dice", "random_background", "random_specs",
+           "render_scene"]
+
+# name -> (body BGR range centre, pip colours that contrast with it)
+COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
+    "white": ((235, 240, 242), ((20, 20, 20), (30, 30, 160), (150, 60, 20), (20, 20, 20))),
+    "ivory": ((200, 230, 238), ((25, 25, 25),)),
+    "black": ((28, 28, 30), ((240, 240, 240), (60, 180, 220), (240, 240, 240))),
+    "yellow": ((30, 205, 240), ((20, 20, 20), (30, 30, 170), (240, 240, 240))),
+    "red": ((35, 35, 185), ((240, 240, 240), (20, 20, 20), (60, 200, 230))),
+    "green": ((60, 150, 40), ((240, 240, 240), (20, 20, 20))),
+    "blue": ((170, 80, 20), ((240, 240, 240), (20, 20, 20))),
+    "orange": ((30, 120, 235), ((240, 240, 240), (20, 20, 20))),
+    "purple": ((130, 40, 110), ((240, 240, 240),)),
+    "grey": ((130, 130, 130), ((240, 240, 240), (20, 20, 20))),
+}
+# The name a reader should report for each rendered body colour.
+REPORTED = {"ivory": "white", "orange": "orange", "purple": "purple", "grey": "grey"}
+
+PIPS: dict[int, tuple[tuple[float, float], ...]] = {
+    1: ((0.5, 0.5),),
+    2: ((0.27, 0.27), (0.73, 0.73)),
+    3: ((0.27, 0.27), (0.5, 0.5), (0.73, 0.73)),
+    4: ((0.27, 0.27), (0.73, 0.27), (0.27, 0.73), (0.73, 0.73)),
+    5: ((0.27, 0.27), (0.73, 0.27), (0.5, 0.5), (0.27, 0.73), (0.73, 0.73)),
+    6: ((0.27, 0.25), (0.27, 0.5), (0.27, 0.75), (0.73, 0.25), (0.73, 0.5), (0.73, 0.75)),
+}
+_TEX = 96  # face texture side in pixels
+
+
+@dataclass(frozen=True)
+class DieSpec:
+    """One die to draw.
+
+    Convention: ``center`` is the die's footprint centre on the table in image pixels
+    ``(x, y)``; ``size`` the edge length in pixels at that point; ``yaw_deg`` the turn about
+    the vertical axis; ``cock_deg`` a lean (0 = flat; a cocked die has no readable top face).
+    """
+
+    value: int
+    color: str
+    center: tuple[float, float]
+    size: float
+    yaw_deg: float = 0.0
+    cock_deg: float = 0.0
+    body: tuple[int, int, int] | None = None
+    pip: tuple[int, int, int] | None = None
+    translucent: bool = False
+    glossy: bool = True
+    pip_radius: float = 0.095
+    big_one: bool = False
+    face_turn: int = 0
+    rounding: float = 0.12
+
+
+def _rot_z(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+
+
+def _rot_x(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
+                  rng: np.random.Generator, show_through: int | None) -> np.ndarray:
+    """A face of the die as a float image ``(T, T, 3)`` in [0, 255]."""
+    t = _TEX
+    tex = np.empty((t, t, 3), np.float32)
+    tex[:] = body
+    # bevel: faces darken or lighten towards their rounded edges
+    yy, xx = np.mgrid[0:t, 0:t].astype(np.float32) / (t - 1)
+    edge = np.minimum(np.minimum(xx, 1 - xx), np.minimum(yy, 1 - yy))
+    bevel = np.clip(edge / max(spec.rounding, 1e-3), 0, 1) ** 0.6
+    tex *= (0.72 + 0.28 * bevel)[..., None]
+    if show_through is not None:  # translucent die: pips of the far face shine through
+        for (u, v) in PIPS[show_through]:
+            cv2.circle(tex, (int((1 - u) * t), int(v * t)), int(spec.pip_radius * t),
+                       tuple(float(0.6 * b + 0.4 * p) for b, p in zip(body, pip, strict=True)),
+                       -1, cv2.LINE_AA)
+    r = spec.pip_radius * t
+    points = PIPS[value]
+    if value == 1 and spec.big_one:
+        r *= 2.0
+    for (u, v) in points:
+        cx, cy = u * t, v * t
+        jitter = rng.normal(0, 0.004 * t, 2)
+        center = (round((cx + jitter[0]) * 16), round((cy + jitter[1]) * 16))
+        cv2.circle(tex, center, int(r * 16), tuple(float(c) for c in pip), -1, cv2.LINE_AA, 4)
+        if spec.glossy and rng.random() < 0.5:  # small highlight or engraved rim
+            cv2.circle(tex, center, int(r * 16), tuple(float(c) * 0.7 for c in pip), 1,
+                       cv2.LINE_AA, 4)
+    if spec.big_one and value == 1:
+        cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
+                   cv2.LINE_AA)
+    return np.rot90(tex, spec.face_turn % 4).copy()
+
+
+# Faces of the unit cube centred on the origin: (normal, 4 corners in order u0v0,u1v0,u1v1,u0v1)
+def _cube_faces() -> list[tuple[np.ndarray, np.ndarray]]:
+    faces = []
+    for axis in range(3):
+        for sign in (-1.0, 1.0):
+            n = np.zeros(3)
+            n[axis] = sign
+            a, b = [i for i in range(3) if i != axis]
+            corners = []
+            for (u, v) in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = np.zeros(3)
+                p[axis] = sign
+                p[a] = u
+                p[b] = v
+                corners.append(p * 0.5)
+            faces.append((n, np.array(corners)))
+    return faces
+
+
+_FACES = _cube_faces()
+
+
+def _face_values(top: int, rng: np.random.Generator) -> dict[int, int]:
+    """Values on the six cube faces (index into _FACES) with ``top`` on +z, opposites sum 7."""
+    others = [v for v in range(1, 7) if v not in (top, 7 - top)]
+    a = int(rng.choice(others))
+    b = int(rng.choice([v for v in others if v not in (a, 7 - a)]))
+    # _FACES order: -x, +x, -y, +y, -z, +z
+    return {0: 7 - a, 1: a, 2: 7 - b, 3: b, 4: 7 - top, 5: top}
+
+
+def _project(points: np.ndarray, spec: DieSpec, tilt: float, focal: float) -> np.ndarray:
+    """World points (die units, die-local, z up, y away from the camera) to image pixels."""
+    s = spec.size
+    x = points[:, 0] * s
+    y = points[:, 1] * s
+    z = points[:, 2] * s
+    depth = y * math.sin(tilt) - z * math.cos(tilt)
+    scale = focal / (focal + depth)
+    u = spec.center[0] + x * scale
+    v = spec.center[1] - (y * math.cos(tilt) + z * math.sin(tilt)) * scale
+    return np.stack([u, v], axis=1)
+
+
+def _blend_region(frame: np.ndarray, patch: np.ndarray, alpha: np.ndarray,
+                  x0: int, y0: int) -> None:
+    h, w = alpha.shape
+    region = frame[y0:y0 + h, x0:x0 + w].astype(np.float32)
+    a = alpha[..., None]
+    frame[y0:y0 + h, x0:x0 + w] = np.clip(region * (1 - a) + patch * a, 0, 255).astype(np.uint8)
+
+
+def _quad_box(quad: np.ndarray, shape: tuple[int, ...], pad: int = 2) -> tuple[int, int, int, int]:
+    h, w = shape[:2]
+    x0 = max(math.floor(quad[:, 0].min()) - pad, 0)
+    y0 = max(math.floor(quad[:, 1].min()) - pad, 0)
+    x1 = min(math.ceil(quad[:, 0].max()) + pad, w)
+    y1 = min(math.ceil(quad[:, 1].max()) + pad, h)
+    return x0, y0, x1, y1
+
+
+def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: float,
+               opacity: float, tint: np.ndarray | None = None) -> np.ndarray | None:
+    """Warp a face texture onto ``quad`` of ``frame`` (in place); return the face mask."""
+    x0, y0, x1, y1 = _quad_box(quad, frame.shape)
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return None
+    src = np.float32([[0, 0], [_TEX - 1, 0], [_TEX - 1, _TEX - 1], [0, _TEX - 1]])
+    dst = (quad - [x0, y0]).astype(np.float32)
+    m = cv2.getPerspectiveTransform(src, dst)
+    size = (x1 - x0, y1 - y0)
+    patch = cv2.warpPerspective(tex * shade, m, size, flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE)
+    mask = np.zeros((size[1], size[0]), np.uint8)
+    cv2.fillConvexPoly(mask, np.round(dst * 16).astype(np.int32), 255, cv2.LINE_AA, 4)
+    alpha = mask.astype(np.float32) / 255.0
+    if tint is not None:
+        patch = patch * tint
+    _blend_region(frame, patch, alpha * opacity, x0, y0)
+    full = np.zeros(frame.shape[:2], np.float32)
+    full[y0:y1, x0:x1] = alpha
+    return full
+
+
+def _shadow(frame: np.ndarray, spec: DieSpec, tilt: float, focal: float,
+            light: np.ndarray, strength: float) -> None:
+    base = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]])
+    base = base @ _rot_z(math.radians(spec.yaw_deg)).T
+    off = np.array([-light[0], -light[1], 0]) * 0.6
+    pts = np.vstack([base + np.array([0, 0, 0.5]), base + off + np.array([0, 0, 0.5])])
+    pts[:, 2] = 0
+    quad = _project(pts, spec, tilt, focal)
+    hull = cv2.convexHull(quad.astype(np.float32))
+    k = max(3, int(spec.size * 0.35) | 1)
+    x0, y0, x1, y1 = _quad_box(hull.reshape(-1, 2), frame.shape, pad=k)
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.float32)
+    cv2.fillConvexPoly(mask, np.round((hull.reshape(-1, 2) - [x0, y0]) * 16).astype(np.int32),
+                       1.0, cv2.LINE_AA, 4)
+    mask = cv2.GaussianBlur(mask, (k, k), 0)
+    region = frame[y0:y1, x0:x1].astype(np.float32)
+    frame[y0:y1, x0:x1] = np.clip(region * (1 - strength * mask[..., None]), 0, 255).astype(
+        np.uint8)
+
+
+def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Generator, *,
+              tilt_deg: float = 30.0, focal: float | None = None,
+              light: Sequence[float] = (0.4, -0.5, 0.77), shadows: float = 0.45,
+              glare: float = 0.5) -> list[dict[str, Any]]:
+    """Draw dice onto ``frame`` in place and return one label per die, in ``specs`` order.
+
+    Parameters
+    ----------
+    frame : BGR ``uint8`` array ``(H, W, 3)``, modified in place.
+    specs : the dice; farther dice (smaller ``center[1]``) are drawn first so nearer ones
+        overlap them.
+    rng : seeded generator (texture jitter, glare spots).
+    tilt_deg : camera tilt from looking straight down (0) towards the horizon (90).
+    focal : perspective strength in pixels (default 12 die sizes: mild perspective).
+    light : direction towards the light in world coordinates (x right, y away, z up).
+    shadows : darkening of the cast shadows, 0-1.
+    glare : probability that a glossy die shows a specular spot on its top face.
+
+    Returns
+    -------
+    labels : dicts ``{"value", "color", "bbox", "die_bbox", "state", "visible"}``; ``bbox`` is the
+        box of the top face; a die whose top face is covered by more than 40% by a nearer die gets
+        ``state "unreadable"`` and ``value None``; a cocked die ``state "cocked"``.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame = np.full((120, 160, 3), 128, np.uint8)
+    >>> labels = draw_dice(frame, [DieSpec(5, "red", (80, 70), 40)], np.random.default_rng(0))
+    >>> labels[0]["value"], labels[0]["state"]
+    (5, 'flat')
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    tilt = math.radians(float(tilt_deg))
+    lvec = np.asarray(light, float)
+    lvec = lvec / np.linalg.norm(lvec)
+    view = np.array([0.0, -math.sin(tilt), math.cos(tilt)])
+    h, w = frame.shape[:2]
+    owner = np.full((h, w), -1, np.int16)
+    order = sorted(range(len(specs)), key=lambda i: specs[i].center[1])
+    labels: list[dict[str, Any]] = [{} for _ in specs]
+    top_area = np.zeros(len(specs))
+    for i in order:
+        spec = specs[i]
+        f = focal if focal is not None else spec.size * 12.0
+        base_body = spec.body if spec.body is not None else COLORS[spec.color][0]
+        body = np.clip(np.asarray(base_body, np.float32) + rng.normal(0, 8, 3), 0, 255)
+        pip_c = spec.pip if spec.pip is not None else COLORS[spec.color][1][0]
+        pip = np.asarray(pip_c, np.float32)
+        if shadows > 0 and not spec.translucent:
+            _shadow(frame, spec, tilt, f, lvec, shadows)
+        elif shadows > 0:
+            _shadow(frame, spec, tilt, f, lvec, shadows * 0.4)
+        rot = _rot_z(math.radians(spec.yaw_deg)) @ _rot_x(math.radians(spec.cock_deg))
+        values = _face_values(spec.value, rng)
+        lift = np.array([0, 0, 0.5])
+        if spec.cock_deg:
+            # resting on an edge: raise so that the lowest corner touches the table
+            corners = np.array([c for _, q in _FACES for c in q]) @ rot.T
+            lift = np.array([0, 0, -corners[:, 2].min()])
+        drawn = []
+        for k, (n, quad) in enumerate(_FACES):
+            nw = rot @ n
+            facing = float(nw @ view)
+            if facing <= 0.02:
+                continue
+            pts = quad @ rot.T + lift
+            drawn.append((facing, k, nw, pts))
+        drawn.sort(key=lambda d: d[0])
+        top_mask = None
+        top_quad = None
+        all_pts = []
+        for _facing, k, nw, pts in drawn:
+            img_quad = _project(pts, spec, tilt, f)
+            all_pts.append(img_quad)
+            shade = 0.55 + 0.5 * max(0.0, float(nw @ lvec))
+            through = 7 - values[k] if spec.translucent else None
+            tex = _face_texture(values[k], body, pip, spec, rng, through)
+            opacity = 0.82 if spec.translucent else 1.0
+            mask = _warp_face(frame, tex, img_quad, shade, opacity)
+            if mask is None:
+                continue
+            owner[mask > 0.5] = i
+            if nw[2] > 0.9:
+                top_mask, top_quad = mask, img_quad
+        if not all_pts:
+            labels[i] = {"value": None, "color": REPORTED.get(spec.color, spec.color),
+                         "bbox": [0.0, 0.0, 0.0, 0.0], "die_bbox": [0.0, 0.0, 0.0, 0.0],
+                         "state": "unreadable", "visible": 0.0}
+            continue
+        every = np.vstack(all_pts)
+        die_box = [float(every[:, 0].min()), float(every[:, 1].min()),
+                   float(every[:, 0].max()), float(every[:, 1].max())]
+        if top_quad is None:  # cocked: no face points up; the box is the upper-most face
+            up = max(drawn, key=lambda d: d[2][2])
+            top_quad = _project(up[3], spec, tilt, f)
+        elif spec.glossy and rng.random() < glare:
+            _glare(frame, top_quad, rng)
+        if top_mask is not None:
+            top_area[i] = float((top_mask > 0.5).sum())
+        box = [float(top_quad[:, 0].min()), float(top_quad[:, 1].min()),
+               float(top_quad[:, 0].max()), float(top_quad[:, 1].max())]
+        box = _clip_box(box, w, h)
+        state = "cocked" if spec.cock_deg and top_mask is None else "flat"
+        labels[i] = {"value": spec.value if state == "flat" else None,
+                     "color": REPORTED.get(spec.color, spec.color) if not spec.translucent
+                     else "translucent",
+                     "bbox": box, "die_bbox": _clip_box(die_box, w, h), "state": state,
+                     "visible": 1.0}
+    # top faces covered by nearer dice
+    for i in range(len(specs)):
+        if top_area[i] > 0:
+            x0, y0, x1, y1 = (int(v) for v in labels[i]["bbox"])
+            seen = float((owner[y0:y1 + 1, x0:x1 + 1] == i).sum())
+            labels[i]["visible"] = round(min(1.0, seen / top_area[i]), 3)
+            if labels[i]["visible"] < 0.6 and labels[i]["state"] == "flat":
+                labels[i]["state"], labels[i]["value"] = "unreadable", None
+    return labels
+
+
+def _clip_box(box: list[float], w: int, h: int) -> list[float]:
+    return [round(min(max(box[0], 0.0), w), 1), round(min(max(box[1], 0.0), h), 1),
+            round(min(max(box[2], 0.0), w), 1), round(min(max(box[3], 0.0), h), 1)]
+
+
+def _glare(frame: np.ndarray, quad: np.ndarray, rng: np.random.Generator) -> None:
+    x0, y0, x1, y1 = _quad_box(quad, frame.shape, pad=0)
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return
+    cx = rng.uniform(x0 + 0.2 * (x1 - x0), x1 - 0.2 * (x1 - x0))
+    cy = rng.uniform(y0 + 0.2 * (y1 - y0), y1 - 0.2 * (y1 - y0))
+    r = rng.uniform(0.08, 0.3) * (x1 - x0)
+    yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    spot = np.exp(-(((xx - cx) / r) ** 2 + ((yy - cy) / (r * rng.uniform(0.4, 1.0))) ** 2))
+    mask = np.zeros((y1 - y0, x1 - x0), np.float32)
+    cv2.fillConvexPoly(mask, np.round((quad - [x0, y0]) * 16).astype(np.int32), 1.0,
+                       cv2.LINE_AA, 4)
+    a = (spot * mask * rng.uniform(0.4, 0.95))[..., None]
+    region = frame[y0:y1, x0:x1].astype(np.float32)
+    frame[y0:y1, x0:x1] = np.clip(region * (1 - a) + 255 * a, 0, 255).astype(np.uint8)
+
+
+# ----------------------------------------------------------------------------- backgrounds
+def _noise_field(rng: np.random.Generator, h: int, w: int, scale: float) -> np.ndarray:
+    sh, sw = max(2, int(h / scale)), max(2, int(w / scale))
+    small = rng.normal(0, 1, (sh, sw)).astype(np.float32)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+
+
+def random_background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    """A table surface: wood, felt, cloth, paper or a busy printed board (BGR ``uint8``)."""
+    kind = rng.choice(["wood", "felt", "paper", "busy", "cloth", "hexes"],
+                      p=[0.25, 0.15, 0.2, 0.2, 0.1, 0.1])
+    img: np.ndarray
+    if kind == "wood":
+        base = np.array(rng.choice([[120, 170, 210], [70, 110, 160], [160, 200, 225],
+                                    [40, 70, 110], [150, 190, 215]]), np.float32)
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ang = rng.uniform(0, math.pi)
+        coord = xx * math.cos(ang) + yy * math.sin(ang)
+        warp = _noise_field(rng, h, w, rng.uniform(30, 120)) * rng.uniform(5, 20)
+        grain = np.sin((coord + warp) / rng.uniform(2.0, 8.0)) * 0.5 + 0.5
+        grain = grain ** rng.uniform(1, 4)
+        img = base * (1 - rng.uniform(0.05, 0.25) * grain[..., None])
+        img *= (1 + 0.05 * _noise_field(rng, h, w, 60))[..., None]
+    elif kind in ("felt", "cloth"):
+        base = rng.uniform(20, 200, 3).astype(np.float32)
+        if rng.random() < 0.5:
+            base = np.array(rng.choice([[40, 110, 30], [40, 80, 20], [120, 60, 90],
+                                        [100, 40, 30], [30, 30, 90]]), np.float32)
+        img = np.broadcast_to(base, (h, w, 3)).astype(np.float32).copy()
+        img *= (1 + 0.08 * rng.normal(0, 1, (h, w)).astype(np.float32))[..., None]
+        img *= (1 + 0.06 * _noise_field(rng, h, w, 40))[..., None]
+    elif kind == "paper":
+        v = rng.uniform(170, 250)
+        base = np.array([v, v, v], np.float32) + rng.normal(0, 6, 3)
+        img = np.broadcast_to(base, (h, w, 3)).astype(np.float32).copy()
+        img += rng.normal(0, 2.5, (h, w, 1)).astype(np.float32)
+    else:
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = rng.uniform(60, 230, 3)
+        if kind == "hexes":
+            r = rng.uniform(30, 90)
+            for cy in np.arange(-r, h + r, r * 1.5):
+                for cx in np.arange(-r, w + r, r * 1.732):
+                    off = (r * 0.866) if int(cy / (r * 1.5)) % 2 else 0
+                    pts = np.array([[cx + off + r * math.cos(a), cy + r * math.sin(a)]
+                                    for a in np.arange(6) * math.pi / 3 + math.pi / 6])
+                    cv2.fillConvexPoly(img, pts.astype(np.int32),
+                                       tuple(float(c) for c in rng.uniform(30, 220, 3)))
+                    cv2.polylines(img, [pts.astype(np.int32)], True, (40, 60, 70), 2)
+            img *= (1 + 0.15 * _noise_field(rng, h, w, 6))[..., None]
+        else:
+            for _ in range(int(rng.integers(8, 30))):
+                color = tuple(float(c) for c in rng.uniform(0, 255, 3))
+                shape = rng.integers(0, 4)
+                p = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
+                size = int(rng.uniform(5, max(w, h) / 3))
+                if shape == 0:
+                    cv2.rectangle(img, p, (p[0] + size, p[1] + int(size * rng.uniform(.3, 2))),
+                                  color, -1)
+                elif shape == 1:
+                    cv2.circle(img, p, size // 2, color, int(rng.choice([-1, 2, 4])))
+                elif shape == 2:
+                    q = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
+                    cv2.line(img, p, q, color, int(rng.integers(1, 6)))
+                else:
+                    cv2.putText(img, "".join(rng.choice(list("ABCDEFGHKMNOPRSTUVXYZ0123456789"),
+                                                        int(rng.integers(2, 8)))),
+                                p, cv2.FONT_HERSHEY_SIMPLEX, rng.uniform(0.4, 2.0), color,
+                                int(rng.integers(1, 4)))
+            for _ in range(int(rng.integers(0, 25))):  # small round spots (dice-pip look-alikes)
+                cv2.circle(img, (int(rng.uniform(0, w)), int(rng.uniform(0, h))),
+                           int(rng.uniform(1, 6)),
+                           tuple(float(c) for c in rng.uniform(0, 255, 3)), -1, cv2.LINE_AA)
+            img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.5))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+# ----------------------------------------------------------------------------- hands
+_SKIN = ((140, 170, 220), (110, 150, 200), (80, 110, 160), (60, 80, 120), (170, 190, 230))
+
+
+def _draw_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.ndarray:
+    """Draw a hand (arm, palm, fingers) entering from an edge; return its mask in [0, 1]."""
+    h, w = frame.shape[:2]
+    scale = min(scale, 0.22 * min(h, w))
+    side = rng.integers(0, 4)
+    t = rng.uniform(0.1, 0.9)
+    entry = [(t * w, 0), (t * w, h), (0, t * h), (w, t * h)][side]
+    inward = np.array([(0, 1), (0, -1), (1, 0), (-1, 0)][side], float)
+    inward = inward + rng.normal(0, 0.3, 2)
+    inward /= np.linalg.norm(inward)
+    reach = rng.uniform(1.5, 4.0) * scale
+    palm = np.array(entry) + inward * reach
+    color = np.array(_SKIN[int(rng.integers(len(_SKIN)))], float) + rng.normal(0, 10, 3)
+    layer = frame.astype(np.float32)
+    mask = np.zeros((h, w), np.float32)
+    arm_w = int(scale * rng.uniform(1.2, 1.8))
+    cv2.line(mask, (int(entry[0] - inward[0] * scale * 3), int(entry[1] - inward[1] * scale * 3)),
+             (int(palm[0]), int(palm[1])), 1.0, arm_w)
+    cv2.ellipse(mask, (int(palm[0]), int(palm[1])), (int(scale * 1.1), int(scale * 0.9)),
+                float(np.degrees(math.atan2(inward[1], inward[0]))), 0, 360, 1.0, -1)
+    perp = np.array([-inward[1], inward[0]])
+    for k in range(int(rng.integers(2, 6))):
+        base = palm + perp * (k - 1.5) * scale * 0.45 + inward * scale * 0.6
+        d = inward + perp * rng.normal(0, 0.25)
+        tip = base + d * scale * rng.uniform(0.8, 1.6)
+        cv2.line(mask, (int(base[0]), int(base[1])), (int(tip[0]), int(tip[1])), 1.0,
+                 max(2, int(scale * 0.32)))
+    mask = cv2.GaussianBlur(mask, (0, 0), max(1.0, scale * 0.05))
+    shade = (1 + 0.12 * _noise_field(rng, h, w, max(4.0, scale / 2)))[..., None]
+    skin = color * shade
+    a = mask[..., None]
+    layer = layer * (1 - a) + skin * a
+    frame[:] = np.clip(layer, 0, 255).astype(np.uint8)
+    return mask
+
+
+# ----------------------------------------------------------------------------- scenes
+def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
+                 size_px: float, cocked_rate: float = 0.06, colors: Sequence[str] | None = None,
+                 translucent_rate: float = 0.1) -> list[DieSpec]:
+    """``count`` dice placed on a ``w x h`` frame, touching allowed, not overlapping."""
+    names = list(colors) if colors else list(COLORS)
+    specs: list[DieSpec] = []
+    tries = 0
+    while len(specs) < count and tries < count * 40:
+        tries += 1
+        s = size_px * rng.uniform(0.85, 1.15)
+        if specs and rng.random() < 0.35:  # touch a previous die
+            other = specs[int(rng.integers(len(specs)))]
+            ang = rng.uniform(0, 2 * math.pi)
+            c = (other.center[0] + math.cos(ang) * (other.size + s) * 0.55,
+                 other.center[1] + math.sin(ang) * (other.size + s) * 0.55)
+        else:
+            c = (rng.uniform(-0.2 * s, w + 0.2 * s), rng.uniform(0, h + 0.3 * s))
+        if any(math.hypot(c[0] - o.center[0], c[1] - o.center[1]) < 0.75 * (s + o.size) * 0.72
+               for o in specs):
+            continue
+        name = str(rng.choice(names))
+        body, pips = COLORS[name]
+        pip = pips[int(rng.integers(len(pips)))]
+        body_j = tuple(int(np.clip(b + rng.normal(0, 12), 0, 255)) for b in body)
+        cocked = rng.random() < cocked_rate
+        specs.append(DieSpec(
+            value=int(rng.integers(1, 7)), color=name, center=c, size=s,
+            yaw_deg=float(rng.uniform(0, 90)),
+            cock_deg=float(rng.uniform(18, 40) * rng.choice([-1, 1])) if cocked else 0.0,
+            body=body_j, pip=pip, translucent=bool(rng.random() < translucent_rate
+                                                   and name not in ("white", "ivory", "black")),
+            glossy=bool(rng.random() < 0.6), pip_radius=float(rng.uniform(0.07, 0.12)),
+            big_one=bool(rng.random() < 0.15), face_turn=int(rng.integers(0, 4)),
+            rounding=float(rng.uniform(0.04, 0.2))))
+    return specs
+
+
+def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 480,
+                 count: tuple[int, int] = (1, 10), size_px: tuple[float, float] = (14.0, 90.0),
+                 tilt_deg: tuple[float, float] = (0.0, 50.0), hand_rate: float = 0.15,
+                 colors: Sequence[str] | None = None, cocked_rate: float = 0.06,
+                 translucent_rate: float = 0.1,
+                 degrade: bool = True) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Render one labelled table scene.
+
+    Parameters
+    ----------
+    rng : seeded generator; the same seed gives the same scene.
+    width, height : image size in pixels.
+    count : inclusive range of the number of dice.
+    size_px : range of the die edge length in pixels.
+    tilt_deg : range of the camera tilt from vertical.
+    hand_rate : probability of a hand entering the frame.
+    colors : body colour names to draw from (default: all of :data:`COLORS`).
+    cocked_rate, translucent_rate : share of cocked and translucent dice.
+    degrade : add lighting gradients, blur, sensor noise and JPEG artefacts.
+
+    Returns
+    -------
+    image : BGR ``uint8`` ``(height, width, 3)``.
+    labels : one dict per die, as :func:`draw_dice` returns them, plus ``"hand": bool`` in
+        each label telling whether a hand was drawn in the scene.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> image, labels = render_scene(np.random.default_rng(1), width=160, height=120,
+    ...                              count=(2, 2), size_px=(30, 30))
+    >>> image.shape, len(labels)
+    ((120, 160, 3), 2)
+    """
+    frame = random_background(rng, height, width)
+    n = int(rng.integers(count[0], count[1] + 1))
+    size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
+    specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
+                         cocked_rate=cocked_rate, translucent_rate=translucent_rate)
+    tilt = float(rng.uniform(*tilt_deg))
+    az = rng.uniform(0, 2 * math.pi)
+    light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
+    if rng.random() < 0.3:  # one die's yaw shared by all (dice pushed into a row)
+        yaw = float(rng.uniform(0, 90))
+        specs = [replace(s, yaw_deg=yaw + float(rng.normal(0, 4))) for s in specs]
+    labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
+                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.7)))
+    hand = bool(rng.random() < hand_rate)
+    if hand:
+        mask = _draw_hand(frame, rng, scale=size * rng.uniform(1.5, 3.0))
+        labels = _mark_covered(mask, labels)
+    for label in labels:
+        label["hand"] = hand
+    if degrade:
+        frame = _degrade(frame, rng)
+    keep = [lb for lb in labels if lb["bbox"][2] - lb["bbox"][0] >= 3
+            and lb["bbox"][3] - lb["bbox"][1] >= 3]
+    return frame, keep
+
+
+def _mark_covered(mask: np.ndarray, labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dice a hand hides: mostly hidden ones are dropped, partly hidden ones are unreadable."""
+    kept = []
+    for lb in labels:
+        x0, y0, x1, y1 = (int(v) for v in lb["bbox"])
+        if x1 <= x0 or y1 <= y0:
+            continue
+        covered = float(mask[y0:y1, x0:x1].mean())
+        if covered > 0.6:
+            continue
+        if covered > 0.15:
+            lb["state"], lb["value"] = "unreadable", None
+        kept.append(lb)
+    return kept
+
+
+def _degrade(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    h, w = frame.shape[:2]
+    img = frame.astype(np.float32)
+    # lighting: gradient, vignette, colour cast, exposure
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    ang = rng.uniform(0, 2 * math.pi)
+    grad = (xx * math.cos(ang) + yy * math.sin(ang)) / max(h, w)
+    img *= (1 + rng.uniform(-0.35, 0.35) * (grad - grad.mean()))[..., None]
+    img *= rng.uniform(0.85, 1.12, 3).astype(np.float32)
+    img = img * rng.uniform(0.6, 1.25) + rng.uniform(-20, 20)
+    img = np.clip(img, 0, 255)
+    if rng.random() < 0.5:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.4))
+    if rng.random() < 0.15:  # motion blur
+        k = int(rng.integers(3, 8))
+        kern = np.zeros((k, k), np.float32)
+        kern[k // 2, :] = 1.0 / k
+        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
+        kern = cv2.warpAffine(kern, m, (k, k))
+        kern /= max(kern.sum(), 1e-6)
+        img = cv2.filter2D(img, -1, kern)
+    img += rng.normal(0, rng.uniform(0.5, 7.0), img.shape).astype(np.float32)
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    if rng.random() < 0.6:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 95))])
+        if ok:
+            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
