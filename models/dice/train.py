@@ -154,8 +154,11 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
         if bw < 3 or bh < 3:
             continue
         for _ in range(2):
-            j = rng.normal(0, 0.08, 4) * [bw, bh, bw, bh]
-            boxes.append((x0 + j[0], y0 + j[1], x1 + j[2], y1 + j[3]))
+            # the detector's box may be off: shift the centre, grow it up to the whole die
+            cx = (x0 + x1) / 2 + rng.normal(0, 0.1) * bw
+            cy = (y0 + y1) / 2 + rng.normal(0, 0.1) * bh
+            s = max(bw, bh) * float(np.exp(rng.uniform(np.log(0.8), np.log(1.45))))
+            boxes.append((cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2))
             classes.append(label_class(lb))
         # the front side face of the die: not a top face
         dy1 = lb["die_bbox"][3]
@@ -200,6 +203,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", choices=["detector", "classifier"], default=None)
+    parser.add_argument("--cache", help="npz of rendered scenes: loaded if present, else written")
+    parser.add_argument("--init", help="folder of *.pt weights to continue training from")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -207,8 +212,32 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    if args.cache and Path(args.cache).is_file():
+        data = np.load(args.cache)
+        images, heats, sizes, masks = data["images"], data["heats"], data["sizes"], data["masks"]
+        crops, classes = [data["crops"]], list(data["classes"])
+    else:
+        images, heats, sizes, masks, crops, classes = render_data(args.scenes, rng)
+        if args.cache:
+            np.savez(args.cache, images=np.stack(images), heats=np.stack(heats),
+                     sizes=np.stack(sizes), masks=np.stack(masks), crops=np.concatenate(crops),
+                     classes=np.array(classes))
+    print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
+          flush=True)
+    budget = args.minutes * 60.0
+    init = Path(args.init) if args.init else None
+    if args.only != "classifier":
+        train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks), out,
+                       budget * (0.7 if args.only is None else 1.0), rng, init)
+    if args.only != "detector":
+        train_classifier(np.concatenate(crops), np.array(classes), out,
+                         budget * (0.3 if args.only is None else 1.0), rng, init)
+
+
+def render_data(n: int, rng: np.random.Generator) -> tuple[list, list, list, list, list, list]:
+    """Render ``n`` scenes: images, heatmap targets, and labelled crops for the classifier."""
     images, heats, sizes, masks, crops, classes = [], [], [], [], [], []
-    for _ in range(args.scenes):
+    for _ in range(n):
         image, labels = scene(rng)
         h, s, m = targets(labels)
         images.append(image)
@@ -219,15 +248,7 @@ def main() -> None:
         if boxes:
             crops.append(crop_batch(image, boxes))
             classes.extend(cls)
-    print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
-          flush=True)
-    budget = args.minutes * 60.0
-    if args.only != "classifier":
-        train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks), out,
-                       budget * (0.7 if args.only is None else 1.0), rng)
-    if args.only != "detector":
-        train_classifier(np.concatenate(crops), np.array(classes), out,
-                         budget * (0.3 if args.only is None else 1.0), rng)
+    return images, heats, sizes, masks, crops, classes
 
 
 def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -240,8 +261,11 @@ def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
-                   out: Path, budget: float, rng: np.random.Generator) -> None:
+                   out: Path, budget: float, rng: np.random.Generator,
+                   init: Path | None = None) -> None:
     model = Detector()
+    if init is not None:
+        model.load_state_dict(torch.load(init / "detector.pt"))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     start = time.time()
     step, batch = 0, 24
@@ -269,17 +293,20 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
         if step % 50 == 0:
             print(f"det step {step} {time.time() - start:.0f}s heat {lh.item():.3f} "
                   f"size {ls.item():.3f}", flush=True)
+    torch.save(model.state_dict(), out / "detector.pt")
     export(model, torch.zeros(1, 3, 64, 64), out / "dice_detector.onnx", dynamic_hw=True)
     print(f"detector: {step} steps", flush=True)
 
 
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
-                     rng: np.random.Generator) -> None:
+                     rng: np.random.Generator, init: Path | None = None) -> None:
     print("class counts", np.bincount(classes, minlength=len(CLASSES)), flush=True)
     n = len(crops)
     val = rng.random(n) < 0.08
     xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
     model = Classifier()
+    if init is not None:
+        model.load_state_dict(torch.load(init / "classifier.pt"))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     start = time.time()
     step, batch = 0, 128
@@ -307,6 +334,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
             model.train()
             print(f"cls step {step} {time.time() - start:.0f}s loss {loss.item():.3f} "
                   f"val acc {(pred == yva).mean():.4f}", flush=True)
+    torch.save(model.state_dict(), out / "classifier.pt")
     export(model, torch.zeros(1, 3, CROP, CROP), out / "dice_classifier.onnx", dynamic_hw=False)
     print(f"classifier: {step} steps", flush=True)
 

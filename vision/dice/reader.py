@@ -50,6 +50,9 @@ class DiceConfig:
     none_threshold : a candidate whose "not a die" probability exceeds this is dropped.
     value_threshold : minimum class probability to report a value; below it the die is
         ``unreadable`` (never a guess).
+    unreadable_min_score : a candidate that cannot be read (cocked, unreadable, or below
+        ``value_threshold``) is reported only when its detector score reaches this: a weak
+        peak that is not clearly a die is more likely not a die at all.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     """
@@ -59,6 +62,7 @@ class DiceConfig:
     peak_threshold: float = 0.3
     none_threshold: float = 0.5
     value_threshold: float = 0.6
+    unreadable_min_score: float = 0.5
     max_dice: int = 40
     nms_iou: float = 0.3
     detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
@@ -250,12 +254,16 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
         inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
         color = die_color(inner)
         if name in ("cocked", "unreadable"):
+            if score < config.unreadable_min_score:
+                continue
             dice.append(Die(None, color, tuple(float(v) for v in box),
                             float(min(1.0, score * p[1 + k])), name))
             continue
         best = float(values.max())
         conf = float(min(1.0, best * math.sqrt(score)))
         if best < config.value_threshold:
+            if score < config.unreadable_min_score:
+                continue
             dice.append(Die(None, color, tuple(float(v) for v in box), conf, "unreadable"))
         else:
             dice.append(Die(int(np.argmax(values)) + 1, color, tuple(float(v) for v in box),

@@ -188,8 +188,21 @@ def _quad_box(quad: np.ndarray, shape: tuple[int, ...], pad: int = 2) -> tuple[i
     return x0, y0, x1, y1
 
 
+def _rounded_alpha(rounding: float) -> np.ndarray:
+    """A face's alpha texture: a square with rounded corners (a worn, rounded die)."""
+    t = _TEX
+    a = np.zeros((t, t), np.float32)
+    r = max(1, round(rounding * 0.8 * t))
+    cv2.rectangle(a, (r, 0), (t - 1 - r, t - 1), 1.0, -1)
+    cv2.rectangle(a, (0, r), (t - 1, t - 1 - r), 1.0, -1)
+    for cx, cy in ((r, r), (t - 1 - r, r), (r, t - 1 - r), (t - 1 - r, t - 1 - r)):
+        cv2.circle(a, (cx, cy), r, 1.0, -1, cv2.LINE_AA)
+    return a
+
+
 def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: float,
-               opacity: float, tint: np.ndarray | None = None) -> np.ndarray | None:
+               opacity: float, tint: np.ndarray | None = None,
+               rounding: float = 0.0) -> np.ndarray | None:
     """Warp a face texture onto ``quad`` of ``frame`` (in place); return the face mask."""
     x0, y0, x1, y1 = _quad_box(quad, frame.shape)
     if x1 - x0 < 1 or y1 - y0 < 1:
@@ -200,9 +213,13 @@ def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: floa
     size = (x1 - x0, y1 - y0)
     patch = cv2.warpPerspective(tex * shade, m, size, flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REPLICATE)
-    mask = np.zeros((size[1], size[0]), np.uint8)
-    cv2.fillConvexPoly(mask, np.round(dst * 16).astype(np.int32), 255, cv2.LINE_AA, 4)
-    alpha = mask.astype(np.float32) / 255.0
+    if rounding > 0.02:
+        alpha = cv2.warpPerspective(_rounded_alpha(rounding), m, size, flags=cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    else:
+        mask = np.zeros((size[1], size[0]), np.uint8)
+        cv2.fillConvexPoly(mask, np.round(dst * 16).astype(np.int32), 255, cv2.LINE_AA, 4)
+        alpha = mask.astype(np.float32) / 255.0
     if tint is not None:
         patch = patch * tint
     _blend_region(frame, patch, alpha * opacity, x0, y0)
@@ -315,7 +332,7 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             through = 7 - values[k] if spec.translucent else None
             tex = _face_texture(values[k], body, pip, spec, rng, through)
             opacity = 0.82 if spec.translucent else 1.0
-            mask = _warp_face(frame, tex, img_quad, shade, opacity)
+            mask = _warp_face(frame, tex, img_quad, shade, opacity, rounding=spec.rounding)
             if mask is None:
                 continue
             owner[mask > 0.5] = i
