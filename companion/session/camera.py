@@ -1,18 +1,30 @@
-"""Build the live loop from what is installed: a frame source, the readers, the tracker.
+"""Build the live loop from what is installed: a frame source, the readers, the trackers.
 
 Each piece is imported when it exists; a missing one is named in the loop's ``unavailable``
-map (the live page lists them) and the rest runs without it.
+map (the live page lists them) and the rest runs without it. The tracker's events go to the
+game the camera feeds (:meth:`Hub.active_kind`), whose adapter turns them into game events
+(``from_tracker``); a refusal by the rules shows as that game's warning.
+
+Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and points
+``(x, y)`` in pixels of the frame, origin top-left; card geometry in mm on the card.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
+import cv2
 import numpy as np
 
+from companion.errors import BadInput
 from companion.session.hub import Hub
-from companion.session.live import LiveLoop, draw_dice
+from companion.session.live import LiveLoop, draw_dice, draw_polygon
+
+RECT_PX_PER_MM = 4.0
 
 
 def _try(module: str) -> tuple[Any, str]:
@@ -23,37 +35,194 @@ def _try(module: str) -> tuple[Any, str]:
 
 
 class Processor:
-    """Runs the readers and the tracker on a frame and routes the tracker's events."""
+    """Runs the readers and trackers on each frame and routes the trackers' events.
 
-    def __init__(self, hub: Hub) -> None:
+    Parameters
+    ----------
+    hub : Hub
+    read_dice, read_sigil : callable, optional
+        Inject readers (tests); by default the installed ``vision.dice`` / ``vision.sigil``.
+    """
+
+    def __init__(self, hub: Hub, *, read_dice: Callable[..., Any] | None = None,
+                 read_sigil: Callable[..., Any] | None = None,
+                 load_layout: Callable[[str], Any] | None = None) -> None:
         self.hub = hub
         self.unavailable: dict[str, str] = {}
-        dice, why = _try("vision.dice")
-        self.read_dice = getattr(dice, "read_dice", None) if dice else None
+        self.read_dice = read_dice
         if self.read_dice is None:
-            self.unavailable["dice reader"] = why or "vision.dice has no read_dice"
+            mod, why = _try("vision.dice")
+            self.read_dice = getattr(mod, "read_dice", None)
+            if self.read_dice is None:
+                self.unavailable["dice reader"] = why or "vision.dice has no read_dice"
+        self.read_sigil = read_sigil
+        if self.read_sigil is None:
+            mod, why = _try("vision.sigil")
+            self.read_sigil = getattr(mod, "read_sigil", None)
+            if self.read_sigil is None:
+                self.unavailable["sigil reader"] = why or "vision.sigil has no read_sigil"
+        self.load_layout = load_layout
+        if self.load_layout is None:
+            mod, why = _try("companion.doomcat.layouts")
+            self.load_layout = getattr(mod, "load_layout", None)
+            if self.load_layout is None and self.read_sigil is not None:
+                self.unavailable["sigil layouts"] = why
+        tracker, why = _try("companion.tracker")
+        self.dice_tracker = tracker.DiceTracker() if tracker else None
+        self.sigil_tracker = tracker.SigilTracker() if tracker else None
+        if tracker is None:
+            self.unavailable["tracker"] = why
+        self.rectified: dict[str, np.ndarray] = {}   # card id -> last rectified card image
+        self.events: list[dict[str, Any]] = []       # the last tracker events (for the page)
+        self._layouts: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
-    def __call__(self, frame: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
+    def layout(self, name: str) -> Any:
+        if name not in self._layouts:
+            assert self.load_layout is not None
+            self._layouts[name] = self.load_layout(name)
+        return self._layouts[name]
+
+    def __call__(self, image: np.ndarray, t: float) -> tuple[dict[str, Any], np.ndarray]:
         readings: dict[str, Any] = {}
-        overlay = frame.copy()
+        overlay = image.copy()
+        events: list[Any] = []
         if self.read_dice is not None:
-            reading = self.read_dice(frame)
+            reading = self.read_dice(image)
             dice = reading.to_json()["dice"]
             readings["dice"] = dice
+            if self.dice_tracker is not None:
+                events += self.dice_tracker.update(reading, t)
+                tracked = [d.to_json() for d in self.dice_tracker.dice()]
+                readings["tracked"] = tracked
+                readings["settled"] = bool(tracked) and all(
+                    d["state"] == "settled" for d in tracked)
             draw_dice(overlay, dice)
+        card = self.hub.camera_card()
+        if card is not None and self.read_sigil is not None and self.load_layout is not None:
+            card_id, letter = card
+            readings["sigil"] = self._read_card(image, overlay, card_id, letter, t, events)
+        for event in events:
+            doc = event.to_json()
+            self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":
+                                                doc.get("kind")}]
+            outcome = self.hub.feed_tracker(doc)
+            if outcome is not None and not outcome.ok:
+                self.events[-1]["refused"] = outcome.reason
+        readings["events"] = list(self.events)
         return readings, overlay
 
+    def _read_card(self, image: np.ndarray, overlay: np.ndarray, card_id: str, letter: str,
+                   t: float, events: list[Any]) -> dict[str, Any]:
+        try:
+            layout = self.layout(letter)
+            reading = self.read_sigil(image, layout)
+        except BadInput as exc:
+            return {"card": card_id, "layout": letter, "error": str(exc)}
+        state = reading.state
+        if self.sigil_tracker is not None:
+            events += self.sigil_tracker.update(card_id, state, t)
+            state = self.sigil_tracker.state(card_id)
+        pose = getattr(reading, "pose", None)
+        if pose is not None:
+            self._draw_card(overlay, pose, layout, state)
+            self.rectified[card_id] = rectify(image, pose.homography, layout_size(layout))
+        return {"card": card_id, **state.to_json()}
 
-def make_live(source: str | None, hub: Hub) -> LiveLoop:
-    """The live loop for a ``--source`` spec (None: the bundled demo; "none": no camera)."""
-    processor = Processor(hub)
+    @staticmethod
+    def _draw_card(overlay: np.ndarray, pose: Any, layout: Any, state: Any) -> None:
+        draw_polygon(overlay, np.asarray(pose.corners).tolist(), (255, 200, 80))
+        centres = np.array([c.center for c in layout.candles], np.float64)
+        pts = project(pose.homography, centres)
+        for a, b in state.lines:
+            cv2.line(overlay, tuple(int(v) for v in pts[a]), tuple(int(v) for v in pts[b]),
+                     (60, 60, 255), 3, cv2.LINE_AA)
+        for c in state.crossed:
+            x, y = (int(v) for v in pts[c])
+            for dx, dy in ((1, 1), (1, -1)):
+                cv2.line(overlay, (x - 9 * dx, y - 9 * dy), (x + 9 * dx, y + 9 * dy),
+                         (0, 220, 255), 3, cv2.LINE_AA)
+
+
+def layout_size(layout: Any) -> tuple[float, float]:
+    size = getattr(layout, "size_mm", None) or layout["size_mm"]
+    return float(size[0]), float(size[1])
+
+
+def project(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Map card points (mm) through homography ``h`` to image pixels ``(x, y)``."""
+    ones = np.ones((len(pts), 1))
+    out = (np.asarray(h, np.float64) @ np.hstack([pts, ones]).T).T
+    return out[:, :2] / out[:, 2:3]
+
+
+def rectify(image: np.ndarray, h: np.ndarray, size_mm: tuple[float, float],
+            px_per_mm: float = RECT_PX_PER_MM) -> np.ndarray:
+    """The card seen straight on: ``h`` maps card mm to image px."""
+    scale = np.diag([px_per_mm, px_per_mm, 1.0])
+    to_rect = scale @ np.linalg.inv(np.asarray(h, np.float64))
+    w, hgt = round(size_mm[0] * px_per_mm), round(size_mm[1] * px_per_mm)
+    return cv2.warpPerspective(image, to_rect, (w, hgt), flags=cv2.INTER_AREA)
+
+
+class SourceAdapter:
+    """The live loop's view of a :class:`vision.sources.FrameSource`."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def start(self) -> None:
+        self.source.start()
+
+    def stop(self) -> None:
+        self.source.stop()
+
+    def latest(self, after: int, timeout: float) -> tuple[int, np.ndarray, float, float] | None:
+        frame = self.source.next_frame(after=max(after, 0), timeout=timeout)
+        if frame is None:
+            return None
+        return frame.seq, frame.image, frame.t, time.time()
+
+    def status(self) -> dict[str, Any]:
+        return self.source.status.to_json()
+
+
+def demo_source() -> tuple[str | None, str]:
+    """The bundled demo video's path, or None and the reason."""
+    demo, why = _try("companion.demo")
+    if demo is None:
+        return None, "the bundled demo is " + why
+    try:
+        return str(demo.demo_source_path()), ""
+    except (BadInput, OSError) as exc:
+        return None, f"the bundled demo cannot be used: {exc}"
+
+
+def make_live(source: str | None, hub: Hub, *, processor: Processor | None = None) -> LiveLoop:
+    """The live loop for a ``--source`` spec (None: the bundled demo; "none": no camera).
+
+    A spec that names nothing usable raises :class:`BadInput` (the command line's exit 2).
+    """
+    processor = processor or Processor(hub)
+    unavailable = processor.unavailable
     if source == "none":
-        return LiveLoop(None, processor, hub.live_bus, unavailable=processor.unavailable,
+        return LiveLoop(None, processor, hub.live_bus, unavailable=unavailable,
                         placeholder=["No camera source", "live view is off for this server"])
     sources, why = _try("vision.sources")
     if sources is None:
-        processor.unavailable["camera pipeline"] = why
-        return LiveLoop(None, processor, hub.live_bus, unavailable=processor.unavailable,
+        unavailable["camera pipeline"] = why
+        return LiveLoop(None, processor, hub.live_bus, unavailable=unavailable,
                         placeholder=["Camera pipeline not installed yet",
                                      "the games can still be played by clicks"])
-    return LiveLoop(None, processor, hub.live_bus, unavailable=processor.unavailable)
+    demo = source is None
+    if demo:
+        source, why = demo_source()
+        if source is None:
+            unavailable["demo"] = why
+            return LiveLoop(None, processor, hub.live_bus, unavailable=unavailable,
+                            placeholder=["No camera source and no demo",
+                                         "start with --source 0 (webcam), a file or a URL"])
+    config = sources.SourceConfig(loop=demo)
+    frames = sources.open_source(source, config)
+    hub.demo = demo
+    return LiveLoop(SourceAdapter(frames), processor, hub.live_bus, unavailable=unavailable)

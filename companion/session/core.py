@@ -66,6 +66,7 @@ class GameSession:
             raise ValueError(f"game {game_id} is {self.record.kind}, not {engine.kind}")
         self._on_change = on_change or (lambda _gid: None)
         self._lock = threading.RLock()
+        self.lock = self._lock   # held by callers that read the state to build an event
         self.warning = ""
         self._refold()
 

@@ -63,6 +63,8 @@ class Hub:
         self.live_bus = Bus(cond)
         self._sessions: dict[int, GameSession] = {}
         self._lock = threading.RLock()
+        self.demo = False       # the bundled demo is playing (set by the live loop's maker)
+        self._camera_card: tuple[str, str] | None = None
 
     def close(self) -> None:
         self.games_bus.close()
@@ -104,6 +106,7 @@ class Hub:
             gid = self.store.create_game(kind, title or engine.title, prepared,
                                          campaign_id=campaign_id)
             self.store.set_meta(f"current.{kind}", str(gid))
+            self.store.set_meta("active.kind", kind)
             session = self.session(gid)
         self.games_bus.publish()
         return session
@@ -134,6 +137,7 @@ class Hub:
     def make_current(self, game_id: int) -> GameSession:
         session = self.session(game_id)
         self.store.set_meta(f"current.{session.record.kind}", str(game_id))
+        self.store.set_meta("active.kind", session.record.kind)
         self.games_bus.publish()
         return session
 
@@ -143,8 +147,30 @@ class Hub:
         return gid
 
     # -- readings from the camera --------------------------------------------------------
+    def active_kind(self) -> str | None:
+        """The game the camera feeds: the kind of the game started or resumed last."""
+        kind = self.store.get_meta("active.kind")
+        return kind if kind in self.engines else None
+
+    def set_active_kind(self, kind: str) -> None:
+        if kind not in self.engines:
+            raise BadInput(f"unknown game kind {kind!r}")
+        self.store.set_meta("active.kind", kind)
+        self._camera_card = None
+        self.games_bus.publish()
+
+    def camera_card(self) -> tuple[str, str] | None:
+        """The sigil card the camera watches: (tracker card id, layout name), or None."""
+        if self.active_kind() != "cat":
+            return None
+        session = self.current("cat")
+        if session is None:
+            return None
+        pick = getattr(session.engine, "camera_card", None)
+        return None if pick is None else pick(session.state)
+
     def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
-        """Route a tracker event to the current game of ``kind`` (None when there is none)."""
+        """Submit a game event to the current game of ``kind`` (None when there is none)."""
         session = self.current(kind)
         if session is None:
             return None
@@ -152,6 +178,33 @@ class Hub:
             return session.submit(event)
         except BadInput as exc:
             return Outcome(False, str(exc))
+
+    def feed_tracker(self, doc: Mapping[str, Any]) -> Outcome | None:
+        """Route a tracker event (its ``to_json()``) to the game the camera feeds.
+
+        The game's adapter turns it into a game event (``from_tracker``); None when no game
+        takes it (no game, or an event that game has no use for).
+        """
+        kind = self.active_kind()
+        if kind is None:
+            return None
+        session = self.current(kind)
+        translate = None if session is None else getattr(session.engine, "from_tracker", None)
+        if session is None or translate is None:
+            return None
+        with session.lock:
+            try:
+                event = translate(session.state, doc)
+            except Refused as exc:
+                session.warning = f"camera: {exc.reason}"
+                self.games_bus.publish()
+                return Outcome(False, session.warning)
+            if event is None:
+                return None
+            try:
+                return session.submit(event)
+            except BadInput as exc:
+                return Outcome(False, str(exc))
 
 
 class NoSuchGame(KeyError):

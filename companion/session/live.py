@@ -29,8 +29,10 @@ JPEG_QUALITY = 80
 class FrameSource(Protocol):
     def start(self) -> None: ...
     def stop(self) -> None: ...
-    def latest(self, after: int, timeout: float) -> tuple[int, np.ndarray, float] | None:
-        """The newest frame newer than ``after``: (sequence, frame, capture time) or None."""
+    def latest(self, after: int, timeout: float,
+               ) -> tuple[int, np.ndarray, float, float] | None:
+        """The newest frame newer than ``after``: (sequence, image, frame time ``t``, wall
+        clock time it was taken from the source) or None."""
         ...
     def status(self) -> dict[str, Any]: ...
 
@@ -112,15 +114,16 @@ class LiveLoop:
     source : FrameSource or None
         None runs no loop; the stream shows ``placeholder`` text instead.
     process : callable
-        ``process(frame) -> (readings, overlay)``: runs the readers and the tracker on one frame
-        (and routes the tracker's events); returns the JSON summary of what was read and the
-        frame with the readings drawn over it.
+        ``process(image, t) -> (readings, overlay)``: runs the readers and the trackers on one
+        frame (``t`` its time in seconds) and routes the trackers' events; returns the JSON
+        summary of what was read and the frame with the readings drawn over it.
     bus : Bus
         Woken after every published frame.
     """
 
-    def __init__(self, source: FrameSource | None, process: Callable[[np.ndarray], tuple[
-                 dict[str, Any], np.ndarray]], bus: Bus, *,
+    def __init__(self, source: FrameSource | None,
+                 process: Callable[[np.ndarray, float], tuple[dict[str, Any], np.ndarray]],
+                 bus: Bus, *,
                  config: LiveConfig | None = None,
                  placeholder: list[str] | None = None,
                  unavailable: dict[str, str] | None = None) -> None:
@@ -165,9 +168,9 @@ class LiveLoop:
             got = self.source.latest(seq, self.config.wait_s)
             if got is None:
                 continue
-            seq, frame, captured = got
+            seq, frame, t, captured = got
             try:
-                readings, overlay = self.process(frame)
+                readings, overlay = self.process(frame, t)
                 self.error = ""
             except Exception as exc:  # a reader bug must not stop the camera
                 readings, overlay = {"error": f"{type(exc).__name__}: {exc}"}, frame

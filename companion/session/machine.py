@@ -101,6 +101,68 @@ class MachineAdapter:
             out["source"] = "random"
         return out
 
+    # -- the camera ----------------------------------------------------------------------
+    def from_tracker(self, state: MachineState, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A game event from a tracker event (``companion.tracker`` JSON), or None.
+
+        A settled roll in the roll phase becomes the ``roll`` (camera dice are matched to the
+        pool's dice by colour, then in order); a single re-rolled die becomes a ``reroll`` and
+        a die turned by one pip a ``modify`` (the +/-1 slot). :class:`Refused` says why a
+        reading cannot be used (a cocked die, the wrong number of dice).
+        """
+        game = state.game
+        kind = doc.get("kind")
+        hand = [d for d in game.get("dice", []) if d["at"] == "hand"]
+        if kind == "roll" and game.get("phase") == "roll":
+            return {"type": "roll", "dice": self._match_roll(game, doc), "source": "camera"}
+        if kind == "reroll" and game.get("phase") == "player":
+            new = [d for d in doc.get("dice", []) if d["id"] in doc.get("rerolled", [])]
+            old = doc.get("replaced", [])
+            if len(new) != 1 or len(old) != 1 or new[0]["value"] is None:
+                return None
+            die = next((d for d in hand if d["value"] == old[0]["value"]), None)
+            if die is None:
+                return None
+            return {"type": "reroll", "die": die["id"], "value": new[0]["value"],
+                    "source": "camera"}
+        if kind == "nudged" and game.get("phase") == "player":
+            now = (doc.get("die") or {}).get("value")
+            before = doc.get("previous")
+            if now is None or before is None or abs(now - before) != 1:
+                return None
+            die = next((d for d in hand if d["value"] == before and not d["rerolled"]), None)
+            if die is None:
+                return None
+            return {"type": "modify", "die": die["id"], "delta": now - before,
+                    "source": "camera"}
+        return None
+
+    @staticmethod
+    def _match_roll(game: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, int]:
+        ready = [d for d in game["dice"] if d["at"] == "ready"]
+        seen = list(doc.get("dice", []))
+        unread = [d for d in seen if d.get("value") is None]
+        if unread:
+            raise Refused(f"the camera cannot read {len(unread)} of the dice (cocked or "
+                          "hidden): enter the roll by hand or roll again")
+        if len(seen) != len(ready):
+            raise Refused(f"the camera sees {len(seen)} dice but {len(ready)} are to be "
+                          "rolled: enter the roll by hand or roll again")
+        out: dict[str, int] = {}
+        by_colour: dict[str, list[int]] = {}
+        for d in seen:
+            by_colour.setdefault(d.get("color", ""), []).append(int(d["value"]))
+        if all(len(by_colour.get(c, [])) == sum(1 for d in ready if d["color"] == c)
+               for c in {d["color"] for d in ready}):
+            for c, values in by_colour.items():
+                ids = sorted(d["id"] for d in ready if d["color"] == c)
+                out.update({str(i): v for i, v in zip(ids, sorted(values), strict=True)})
+        else:   # colours misread: the values still count, in order
+            values = sorted(int(d["value"]) for d in seen)
+            ids = sorted(d["id"] for d in ready)
+            out = {str(i): v for i, v in zip(ids, values, strict=True)}
+        return out
+
     # -- views ---------------------------------------------------------------------------
     def part_name(self, part_id: str) -> str:
         try:

@@ -43,7 +43,7 @@ class Runtime:
 
 
 def create_app(config: WebConfig | Mapping[str, Any] | None = None, *,
-               hub: Hub | None = None) -> Flask:
+               hub: Hub | None = None, processor: Any = None) -> Flask:
     """Make the dashboard app.
 
     Parameters
@@ -53,6 +53,8 @@ def create_app(config: WebConfig | Mapping[str, Any] | None = None, *,
     hub : Hub, optional
         Inject a hub (tests use engines of their own); by default one is made over a store at
         ``config.db_path`` with the installed engines.
+    processor : companion.session.camera.Processor, optional
+        Inject the per-frame readers (tests); by default the installed readers.
 
     Returns
     -------
@@ -68,7 +70,7 @@ def create_app(config: WebConfig | Mapping[str, Any] | None = None, *,
 
     store = hub.store if hub is not None else Store(config.db_path)
     hub = hub or Hub(store)
-    live = make_live(config.source, hub)
+    live = make_live(config.source, hub, processor=processor)
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.config["JSON_SORT_KEYS"] = False

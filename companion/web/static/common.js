@@ -69,8 +69,8 @@ const Doom = (() => {
     const state = src.state || "none";
     el.dataset.state = state;
     el.querySelector(".text").textContent =
-      state === "none" ? "no camera" : state + (src.name ? " · " + src.name : "");
-    el.title = src.detail || "";
+      state === "none" ? "no camera" : state + (src.kind ? " · " + src.kind : "");
+    el.title = (src.source || "") + (src.last_error ? " — " + src.last_error : "") + (src.detail ? " — " + src.detail : "");
   }
 
   window.__doomLatencies = [];

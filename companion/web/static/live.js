@@ -12,17 +12,23 @@
     const dice = r.dice || [];
     $("dice-now").replaceChildren(...(dice.length ? dice.map((d) => die(d.value, { class: "die " + (d.color || ""), title: d.state + " · " + Math.round(100 * (d.confidence || 0)) + "%" }))
       : [h("span", { class: "muted" }, "no dice in view")]));
-    const sigils = r.sigils || [];
-    $("sigils-now").replaceChildren(...sigils.map((s) => h("p", { class: "sigil-now" },
-      h("b", {}, "Card " + s.layout + ": "), (s.lines || []).length + " lines, " + (s.crossed || []).length + " crossed",
-      (s.unknown || []).length ? h("span", { class: "muted" }, " · unseen: " + s.unknown.join(", ")) : null)));
     if (r.settled) $("dice-now").append(h("span", { class: "badge ok" }, "settled"));
     const src = live.source || {};
-    const rows = [["State", src.state || "none"], ["Source", src.name || src.spec || "—"], ["Detail", src.detail || "—"],
-      ["Frames shown", String(live.frame || 0)]];
-    if (src.retry_in) rows.push(["Retry in", src.retry_in.toFixed(1) + " s"]);
+    const rows = [["State", src.state || "none"], ["Source", src.source || "—"], ["Kind", src.kind || "—"],
+      ["Source fps", src.fps !== undefined ? String(src.fps) : "—"], ["Frames read", String(live.frame || 0)]];
+    if (src.dropped) rows.push(["Stale frames dropped", String(src.dropped)]);
+    if (src.loops) rows.push(["Loops", String(src.loops)]);
+    if (src.state === "retrying") rows.push(["Retry", `attempt ${src.attempt}, in ${(src.retry_in || 0).toFixed(1)} s`]);
+    if (src.last_error || src.detail) rows.push(["Last error", src.last_error || src.detail]);
     if (live.error) rows.push(["Reader error", live.error]);
     $("source-detail").replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+    const events = (r.events || []).slice().reverse();
+    $("events-now").replaceChildren(...(events.length ? events.map((e) => h("li", { class: e.refused ? "refused" : "" },
+      e.text, e.refused ? h("div", { class: "why" }, e.refused) : null)) : [h("li", { class: "muted" }, "nothing yet")]));
+    const sg = r.sigil;
+    $("sigils-now").replaceChildren(...(sg ? [h("p", { class: "sigil-now" }, h("b", {}, "Card " + (sg.card || "") + ": "),
+      sg.error ? h("span", { class: "muted" }, sg.error) : `${(sg.lines || []).length} lines, ${(sg.crossed || []).length} crossed`,
+      (sg.unknown || []).length ? h("span", { class: "muted" }, " · unseen: " + sg.unknown.join(", ")) : null)] : []));
     const engines = [["cat", "/cat"], ["machine", "/machine"]].map(([k, href]) => {
       const e = p[k] || {};
       return h("li", {}, h("a", { href }, e.title || k), " ",

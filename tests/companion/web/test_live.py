@@ -1,0 +1,101 @@
+"""The live loop: a real frame source (a folder), injected readers, the real tracker."""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.session import Hub
+from companion.session.camera import Processor, rectify
+from companion.session.testing import CounterEngine
+from companion.store import Store
+from companion.web import WebConfig, create_app
+from vision.readings import DiceReading, Die
+
+pytest.importorskip("companion.tracker", reason="the tracker is not on main yet")
+
+VALUES = [3, 4, 5, 2, 6]
+
+
+def fake_dice(image: np.ndarray) -> DiceReading:
+    """Dice wherever a frame has a bright square (the frames say where), values fixed."""
+    if image[5, 5, 0] < 128:      # frames marked empty carry a dark corner
+        return DiceReading(())
+    return DiceReading(tuple(Die(v, "black", (40 + 80 * i, 100, 90 + 80 * i, 150), 0.99)
+                             for i, v in enumerate(VALUES)))
+
+
+@pytest.fixture
+def frames_dir(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(40):
+        img = np.full((240, 480, 3), 90, np.uint8)
+        img[:10, :10] = 0 if i < 4 else 255
+        cv2.imwrite(str(folder / f"f{i:03d}.png"), img)
+    return folder
+
+
+def wait_until(bus, predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    seen = -1
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        seen = bus.wait(seen, min(0.5, deadline - time.monotonic()))
+    return predicate()
+
+
+def test_a_settled_roll_from_the_camera_becomes_the_machine_roll(tmp_path, frames_dir):
+    pytest.importorskip("companion.machine", reason="the Doom Machine engine is not on main")
+    hub = Hub(Store(tmp_path / "g.sqlite"))
+    processor = Processor(hub, read_dice=fake_dice, read_sigil=None)
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source=str(frames_dir)),
+                     hub=hub, processor=processor)
+    try:
+        session = hub.create_game("machine", "m", {"seed": 3})
+        ok = wait_until(hub.games_bus, lambda: session.view()["state"]["phase"] == "player")
+        assert ok, processor.events
+        stored = session.view()["log"][-1]["event"]
+        assert stored["source"] == "camera"
+        assert sorted(stored["dice"].values()) == sorted(VALUES)
+        assert any("roll settled" in e["text"] for e in processor.events)
+    finally:
+        app.extensions["doom"].close()
+
+
+def test_the_live_loop_publishes_frames_with_the_dice_drawn(tmp_path, frames_dir):
+    hub = Hub(Store(tmp_path / "g.sqlite"), {"cat": CounterEngine("cat")})
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source=str(frames_dir)),
+                     hub=hub, processor=Processor(hub, read_dice=fake_dice, read_sigil=None))
+    live = app.extensions["doom"].live
+    try:
+        frame = live.wait_frame(0, 10.0)
+        while not frame.readings.get("dice"):
+            frame = live.wait_frame(frame.seq, 10.0)
+        image = cv2.imdecode(np.frombuffer(frame.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        # the first die's box is drawn in green over the grey frame
+        assert image[100, 60, 1] > 150 and image[100, 60, 0] < 150
+        assert frame.captured_at > 0
+        assert live.status()["source"]["state"] in ("live", "ended")
+    finally:
+        app.extensions["doom"].close()
+
+
+def test_a_bad_source_is_bad_input(tmp_path):
+    from companion.errors import BadInput
+    with pytest.raises(BadInput, match="no such file"):
+        create_app(WebConfig(db_path=tmp_path / "g.sqlite", source=str(tmp_path / "nope.mp4")))
+
+
+def test_rectify_straightens_a_card():
+    image = np.zeros((200, 300, 3), np.uint8)
+    cv2.rectangle(image, (50, 40), (250, 160), (255, 255, 255), -1)
+    # card of 100 x 60 mm mapped to the white rectangle: 2 px per mm, offset (50, 40)
+    h = np.array([[2.0, 0, 50], [0, 2.0, 40], [0, 0, 1]])
+    rect = rectify(image, h, (100.0, 60.0), px_per_mm=1.0)
+    assert rect.shape == (60, 100, 3)
+    assert rect[2:-2, 2:-2].min() == 255
