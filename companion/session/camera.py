@@ -72,6 +72,7 @@ class Processor:
         self.sigil_tracker = tracker.SigilTracker() if tracker else None
         if tracker is None:
             self.unavailable["tracker"] = why
+        self.director: Any = None                     # the demo director, when it plays
         self.rectified: dict[str, np.ndarray] = {}   # card id -> last rectified card image
         self.events: list[dict[str, Any]] = []       # the last tracker events (for the page)
         self._layouts: dict[str, Any] = {}
@@ -87,6 +88,8 @@ class Processor:
         readings: dict[str, Any] = {}
         overlay = image.copy()
         events: list[Any] = []
+        if self.director is not None:
+            self.director.on_frame(t)
         if self.read_dice is not None:
             reading = self.read_dice(image)
             dice = reading.to_json()["dice"]
@@ -225,4 +228,8 @@ def make_live(source: str | None, hub: Hub, *, processor: Processor | None = Non
     config = sources.SourceConfig(loop=demo)
     frames = sources.open_source(source, config)
     hub.demo = demo
+    if demo and processor.director is None:
+        from companion.demo import demo_description
+        from companion.session.demo import DemoDirector
+        processor.director = DemoDirector(hub, demo_description())
     return LiveLoop(SourceAdapter(frames), processor, hub.live_bus, unavailable=unavailable)

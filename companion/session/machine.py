@@ -48,6 +48,7 @@ class MachineAdapter:
     def setup_schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": False, "properties": {
             "hard": {"type": "boolean"},
+            "demo": {"type": "boolean"},
             "seed": {"type": "integer", "minimum": 0, "maximum": 2**31},
             "players": {"type": "array", "maxItems": 1,
                         "items": {"type": "string", "maxLength": 24}},
@@ -71,7 +72,10 @@ class MachineAdapter:
         hard = bool(setup.get("hard", False))
         seed = int(setup["seed"]) if "seed" in setup else random.SystemRandom().randrange(2**31)
         event = engine.setup_event(random.Random(seed), hard, self.catalogue)
-        return {"hard": hard, "seed": seed, "setup_event": event}
+        out = {"hard": hard, "seed": seed, "setup_event": event}
+        if setup.get("demo"):
+            out["demo"] = True
+        return out
 
     # -- folding -------------------------------------------------------------------------
     def initial(self, setup: Mapping[str, Any]) -> MachineState:

@@ -52,6 +52,8 @@ def game_list(hub: Hub) -> list[dict[str, Any]]:
     current = {k: hub.store.get_meta(f"current.{k}") for k in ("cat", "machine")}
     out = []
     for g in hub.store.games():
+        if g.setup.get("demo") and current.get(g.kind) != str(g.id):
+            continue   # the demo's past loops
         log = hub.store.log(g.id)
         out.append({**g.to_json(), "events": len(log.active),
                     "current": current.get(g.kind) == str(g.id)})
