@@ -7,6 +7,7 @@ and wakes the pages' server-sent-event streams through :class:`Bus` when anythin
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +16,8 @@ from companion.errors import BadInput
 from companion.session.core import GameSession, Outcome, schema_error
 from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavailable, load_engine
 from companion.store import Store
+
+_CARD_ID = re.compile(r"^g(\d+)p(\d+)c(\d+)$")
 
 
 class Bus:
@@ -159,15 +162,42 @@ class Hub:
         self._camera_card = None
         self.games_bus.publish()
 
+    def camera_choice(self) -> tuple[int, int]:
+        """(player, card) of the Doom Cat card the camera reads (0-based; default 0, 0)."""
+        value = self.store.get_meta("camera.card") or "0:0"
+        try:
+            player, card = (int(v) for v in value.split(":"))
+        except ValueError:
+            return 0, 0
+        return player, card
+
+    def set_camera_choice(self, player: int, card: int) -> None:
+        session = self.current("cat")
+        if session is None:
+            raise BadInput("there is no Doom Cat game to watch")
+        layout_of = getattr(session.engine, "card_layout", None)
+        if layout_of is None or layout_of(session.state, player, card) is None:
+            raise BadInput(f"there is no card {card + 1} of player {player + 1} in this game")
+        self.store.set_meta("camera.card", f"{player}:{card}")
+        self.games_bus.publish()
+
     def camera_card(self) -> tuple[str, str] | None:
-        """The sigil card the camera watches: (tracker card id, layout name), or None."""
+        """The sigil card the camera watches: (tracker card id, layout name), or None.
+
+        The tracker card id names the game, the player and the card (``g3p0c1``), so that a
+        new game's card starts a new history in the tracker.
+        """
         if self.active_kind() != "cat":
             return None
         session = self.current("cat")
-        if session is None:
+        layout_of = None if session is None else getattr(session.engine, "card_layout", None)
+        if session is None or layout_of is None:
             return None
-        pick = getattr(session.engine, "camera_card", None)
-        return None if pick is None else pick(session.state)
+        player, card = self.camera_choice()
+        letter = layout_of(session.state, player, card)
+        if letter is None:
+            return None
+        return f"g{session.game_id}p{player}c{card}", letter
 
     def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
         """Submit a game event to the current game of ``kind`` (None when there is none)."""
@@ -192,6 +222,11 @@ class Hub:
         translate = None if session is None else getattr(session.engine, "from_tracker", None)
         if session is None or translate is None:
             return None
+        card = _CARD_ID.match(str(doc.get("card", "")))
+        if card is not None:
+            if int(card.group(1)) != session.game_id:
+                return None   # read on the card of an earlier game
+            doc = {**doc, "player": int(card.group(2)), "card_index": int(card.group(3))}
         with session.lock:
             try:
                 event = translate(session.state, doc)

@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion.errors import BadInput
 from companion.session.core import GameSession, schema_error
-from companion.session.hub import EngineUnavailable, Hub, NoSuchGame, wait_any
+from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
 from companion.web import schemas
 
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
@@ -63,7 +63,12 @@ def game_list(hub: Hub) -> list[dict[str, Any]]:
 def game_view(hub: Hub, kind: str) -> dict[str, Any]:
     status = hub.engine_status()[kind]
     session = hub.current(kind) if status["available"] else None
-    return {"engine": status, "current": None if session is None else session.view()}
+    out = {"engine": status, "current": None if session is None else session.view(),
+           "camera_feeds": hub.active_kind() == kind}
+    if kind == "cat":
+        player, card = hub.camera_choice()
+        out["camera_card"] = {"player": player, "card": card}
+    return out
 
 
 def live_summary(rt: Any) -> dict[str, Any]:
@@ -281,9 +286,35 @@ def register(app: Flask) -> None:
         maker = getattr(session.engine, "share_png", None)
         if maker is None:
             raise ApiError(404, f"{session.engine.title} games have no share image")
-        png = maker(session.state, session.record)
+        rectified = getattr(_rt().live.process, "rectified", {})
+        photos = {}
+        for key, image in list(rectified.items()):
+            found = _CARD_ID.match(key)
+            if found and int(found.group(1)) == game_id:
+                photos[(int(found.group(2)), int(found.group(3)))] = image
+        png = maker(session.state, session.record, photos=photos)
         return Response(png, mimetype="image/png", headers={
             "Content-Disposition": f'inline; filename="doom-sigils-{game_id}.png"'})
+
+    @app.get("/api/catalogue/<kind>")
+    def catalogue(kind: str) -> Any:
+        engine = hub().engine(kind)
+        maker = getattr(engine, "catalogue", None)
+        if maker is None:
+            raise ApiError(404, f"{engine.title} has no catalogue")
+        return jsonify(maker())
+
+    @app.post("/api/cat/camera")
+    def camera_card() -> Any:
+        doc = body(schemas.CAMERA_CARD)
+        hub().set_camera_choice(doc["player"], doc["card"])
+        return jsonify({"player": doc["player"], "card": doc["card"]})
+
+    @app.post("/api/live/feeds")
+    def camera_feeds() -> Any:
+        doc = body(schemas.CAMERA_FEEDS)
+        hub().set_active_kind(doc["kind"])
+        return jsonify({"kind": doc["kind"]})
 
     # -- campaigns -----------------------------------------------------------------------
     @app.get("/api/campaigns")

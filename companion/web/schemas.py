@@ -75,3 +75,14 @@ IMPORT_GAME: dict[str, Any] = {
         "ops": {"type": "array", "items": _OP, "maxItems": 20000},
     },
 }
+
+CAMERA_CARD: dict[str, Any] = {
+    "type": "object", "required": ["player", "card"], "additionalProperties": False,
+    "properties": {"player": {"type": "integer", "minimum": 0, "maximum": 5},
+                   "card": {"type": "integer", "minimum": 0, "maximum": 1}},
+}
+
+CAMERA_FEEDS: dict[str, Any] = {
+    "type": "object", "required": ["kind"], "additionalProperties": False,
+    "properties": {"kind": {"enum": ["cat", "machine"]}},
+}

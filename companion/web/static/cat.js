@@ -1,17 +1,330 @@
 "use strict";
+/* Doom Cat page: set up a game, then per turn the roll, each player's legal choices, the sigil
+   cards as the camera (or the clicks) drew them, and the live score of each goal. */
 (() => {
-  const { h, stream } = Doom;
+  const { h, api, toast, stream, pick, die } = Doom;
   const $ = (id) => document.getElementById(id);
+  let current = null;
+  let catalogue = null;
+  let showSetup = false;
+  let lineStart = null;          // {p, c, candle}: first candle of a line being clicked
+  let camera = { player: 0, card: 0 };
+  let campaigns = [];
+
+  const gid = () => current.game.id;
+  async function send(event) {
+    const r = await api("POST", `/api/games/${gid()}/events`, { event });
+    if (r.doc && r.doc.state) { current = r.doc; draw(); }
+    return r;
+  }
+  async function amend(entry, event, message) {
+    const r = await api("POST", `/api/games/${gid()}/events/${entry.id}`, { event });
+    if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast(message || "Corrected", "ok"); }
+  }
+
+  /* ---------------------------------------------------------------- the sigil card (SVG) */
+  function cardSvg(p, c, card, ctx) {
+    const L = card.layout, S = card.sigil;
+    const [W, H] = L.size_mm;
+    const svg = h("svg", { viewBox: `0 0 ${W} ${H}`, class: "sigil", "data-player": p, "data-card": c, role: "img",
+      "aria-label": `sigil ${card.letter} of ${ctx.name}` });
+    svg.append(h("rect", { x: 0.5, y: 0.5, width: W - 1, height: H - 1, rx: 4, class: "paper" }));
+    const d = L.dividers;
+    svg.append(h("line", { x1: d.vertical_x, y1: 14, x2: d.vertical_x, y2: H - 15, class: "divider" }));
+    svg.append(h("line", { x1: 3, y1: d.horizontal_y, x2: W - 3, y2: d.horizontal_y, class: "divider" }));
+    for (const [x, y] of L.stars) svg.append(h("text", { x, y: y + 1.6, class: "star", "text-anchor": "middle" }, "★"));
+    const cc = L.candles.map((k) => k.center);
+    for (const [a, b] of S.lines) svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink", "data-line": `${a}-${b}` }));
+    const pending = ctx.pieces && ctx.pieces.card === c ? ctx.pieces : null;
+    if (pending && pending.line) {
+      const [a, b] = pending.line;
+      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" }));
+    }
+    const crossed = new Set(S.crossed);
+    if (pending && pending.cross !== null) crossed.add(pending.cross);
+    const opt = (ctx.options || []).find((o) => o.card === c);
+    const lineCandles = new Set(opt ? opt.lines.flat() : []);
+    L.candles.forEach((k, i) => {
+      const [x, y] = k.center;
+      const starting = lineStart && lineStart.p === p && lineStart.c === c && lineStart.candle === i;
+      const g = h("g", { class: "candle" + (crossed.has(i) ? " crossed" : "") + (lineCandles.has(i) ? " usable" : "") + (starting ? " start" : ""),
+        "data-candle": i, onclick: (ev) => candleClick(ev, p, c, i) });
+      g.append(h("circle", { cx: x, cy: y, r: k.radius }));
+      g.append(h("text", { x, y: y + 1.5, "text-anchor": "middle" }, String(k.number)));
+      if (crossed.has(i)) g.append(h("path", { d: `M${x - 4.5} ${y - 4.5} L${x + 4.5} ${y + 4.5} M${x + 4.5} ${y - 4.5} L${x - 4.5} ${y + 4.5}`, class: "x" }));
+      g.append(h("title", {}, `candle ${i} (${k.number})`));
+      svg.append(g);
+    });
+    const tops = S.top.slice();
+    if (pending && pending.value !== null) {
+      const k = tops.findIndex((t) => t === null);
+      if (k >= 0) tops[k] = { value: pending.value, circled: false, pending: true };
+    }
+    L.top_boxes.forEach(([x0, y0, x1, y1], k) => {
+      svg.append(h("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, class: "box" }));
+      const t = tops[k];
+      if (t) {
+        svg.append(h("text", { x: (x0 + x1) / 2, y: (y0 + y1) / 2 + 2.4, class: "digit" + (t.pending ? " pending" : ""), "text-anchor": "middle" }, String(t.value)));
+        if (t.circled) svg.append(h("circle", { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, r: 4, class: "ring" }));
+      }
+    });
+    const goals = Object.entries(card.score.goals || {});
+    L.score_boxes.forEach(([x0, y0, x1, y1], k) => {
+      svg.append(h("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, class: "box score" }));
+      const v = k < goals.length && k < L.score_boxes.length - 1 ? goals[k][1] : (k === L.score_boxes.length - 1 ? card.score.total : null);
+      if (v !== null && v !== undefined) svg.append(h("text", { x: (x0 + x1) / 2, y: (y0 + y1) / 2 + 2.2, class: "score-digit" + (k === L.score_boxes.length - 1 ? " total" : ""), "text-anchor": "middle" }, String(v)));
+    });
+    return svg;
+  }
+
+  function candleClick(ev, p, c, i) {
+    ev.stopPropagation();
+    const player = current.state.players[p];
+    if (player.done || current.state.phase !== "turn") return;
+    const pieces = player.pieces;
+    const opt = (player.options || []).find((o) => o.card === c);
+    if (!opt) { toast("No legal move on this card now", "warn"); return; }
+    if (lineStart && lineStart.p === p && lineStart.c === c && lineStart.candle !== i) {
+      const line = [lineStart.candle, i].sort((a, b) => a - b);
+      lineStart = null;
+      send({ type: "line", player: p, card: c, line, source: "manual" });
+      return;
+    }
+    const canCross = opt.crosses.includes(i) && pieces.cross === null;
+    const canLine = opt.lines.some((l) => l.includes(i)) && pieces.line === null;
+    if (canCross && !canLine) { send({ type: "cross", player: p, card: c, candle: i, source: "manual" }); return; }
+    if (canLine && !canCross) { lineStart = { p, c, candle: i }; draw(); return; }
+    if (canLine && canCross) {
+      pick(ev.target, [{ label: "start a line here", value: "line" }, { label: "cross it out", value: "cross" }], (v) => {
+        if (v === "cross") send({ type: "cross", player: p, card: c, candle: i, source: "manual" });
+        else { lineStart = { p, c, candle: i }; draw(); }
+      }, `Candle ${i}`);
+      return;
+    }
+    toast(`Candle ${i} can't be used in this turn`, "warn");
+  }
+
+  /* ---------------------------------------------------------------- per-player panel */
+  function builder(p, player) {
+    const s = current.state;
+    if (s.phase !== "turn") return null;
+    if (player.done) return h("div", { class: "builder done" }, "✓ turn played");
+    const pc = player.pieces;
+    const opts = player.options || [];
+    if (!opts.length) return h("div", { class: "builder" }, h("span", { class: "muted" }, "no legal move with this roll"));
+    const rows = [];
+    for (const o of opts) {
+      const tag = `card ${o.card + 1} (${player.cards[o.card].letter})`;
+      rows.push(h("div", { class: "choice-row" }, h("span", { class: "choice-label" }, tag),
+        pc.value === null ? h("span", { class: "choices" }, "write ", o.values.map((v) => h("button", { class: "die small clickable", "data-write": `${p}-${o.card}-${v}`,
+          onclick: () => send({ type: "write", player: p, card: o.card, value: v, source: "manual" }) }, String(v)))) : null,
+        pc.line === null ? h("span", { class: "choices" }, "line ", o.lines.slice(0, 12).map(([a, b]) => h("button", { class: "ghost chip", "data-line": `${p}-${o.card}-${a}-${b}`,
+          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, `${a}–${b}`))) : null,
+        pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
+          onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕${x}`))) : null));
+    }
+    return h("div", { class: "builder" }, rows,
+      lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${lineStart.candle}: click the other candle`) : null);
+  }
+
+  function playerPanel(p, player) {
+    const s = current.state;
+    const status = s.phase === "turn" ? (player.done ? h("span", { class: "badge ok" }, "played") : h("span", { class: "badge warn" }, "to play")) : null;
+    return h("div", { class: "panel player-panel", "data-player": p },
+      h("div", { class: "panel-head" }, h("h3", {}, player.name), status,
+        player.familiar ? h("span", { class: "badge", title: player.familiar.text || "" }, `${player.familiar.id} ${player.familiar.name || ""} −${player.familiar.cost}`) : null,
+        h("span", { class: "total", "data-total": p }, String(player.total), h("small", {}, " VP"))),
+      h("div", { class: "cards" }, player.cards.map((card, c) => h("div", { class: "card-wrap" + (camera.player === p && camera.card === c ? " watched" : "") },
+        h("div", { class: "card-head" }, h("b", {}, `Card ${c + 1} · ${card.letter}`),
+          card.wild.length ? h("span", { class: "wild" }, "wild: " + card.wild.join(", ")) : null,
+          h("button", { class: "ghost tiny-btn", title: "the camera reads this card", "data-camera": `${p}-${c}`, onclick: () => setCamera(p, c) },
+            camera.player === p && camera.card === c ? "● camera" : "○ camera")),
+        cardSvg(p, c, card, { name: player.name, pieces: player.pieces, options: player.options }),
+        scoreTable(card, p, c)))),
+      builder(p, player));
+  }
+
+  function scoreTable(card, p, c) {
+    const goals = current.state.goals;
+    const sc = card.score;
+    return h("table", { class: "score-table", "data-score": `${p}-${c}` },
+      h("tbody", {}, goals.map((g) => h("tr", {}, h("td", {}, `#${g.label} ${g.name}`), h("td", { class: "num" }, String((sc.goals || {})[g.label] ?? 0)))),
+        sc.familiar_cost ? h("tr", {}, h("td", {}, "familiar"), h("td", { class: "num" }, "−" + sc.familiar_cost)) : null,
+        h("tr", { class: "sum" }, h("td", {}, "sigil total"), h("td", { class: "num" }, String(sc.total ?? 0)))));
+  }
+
+  async function setCamera(p, c) {
+    const r = await api("POST", "/api/cat/camera", { player: p, card: c });
+    if (r.ok) { camera = { player: p, card: c }; draw(); toast(`The camera now reads card ${c + 1} of ${current.state.players[p].name}`, "ok"); }
+  }
+
+  /* ---------------------------------------------------------------- roll, log, header */
+  function lastRoll() {
+    for (let i = current.log.length - 1; i >= 0; i--) if (current.log[i].event.type === "roll") return current.log[i];
+    return null;
+  }
+
+  function rollPanel() {
+    const s = current.state;
+    const entry = lastRoll();
+    const dice = s.roll || [null, null, null];
+    const waiting = s.roll === null;
+    const items = dice.map((v, i) => h("button", {
+      class: "die clickable" + (v === null ? " unknown" : "") + (s.wild_roll ? " wild" : ""), "data-roll": i,
+      title: waiting ? "enter the roll" : "correct this die",
+      onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === v })), (nv) => {
+        if (entry && !waiting) {
+          const d = entry.event.dice.slice(); d[i] = nv;
+          amend(entry, { ...entry.event, dice: d }, `Die ${i + 1} corrected to ${nv}`);
+        } else {
+          manual[i] = nv; draw();
+          if (manual.every((x) => x !== null)) { send({ type: "roll", dice: manual.slice(), source: "manual" }); manual = [null, null, null]; }
+        }
+      }, waiting ? `Die ${i + 1}` : `Die ${i + 1} really shows`),
+    }, waiting ? (manual[i] === null ? "?" : String(manual[i])) : (v === null ? "?" : String(v))));
+    const hint = s.phase === "over" ? "game over" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
+      : s.roll.includes(null) ? "A die could not be read: click it and say its value"
+        : s.wild_roll ? "Triples: every die is wild for everyone this turn" : "Each player writes one die, draws a line with the other two and crosses a candle";
+    return h("div", { class: "panel roll-strip" },
+      h("div", { class: "turn-stat" }, h("div", { class: "label" }, "Turn"), h("div", { class: "value", id: "turn" }, `${s.turn}`, h("small", {}, ` / ${s.turns}`))),
+      h("div", { class: "dice-row", id: "roll" }, items),
+      h("div", { class: "roll-hint" }, hint),
+      h("div", { class: "row" },
+        h("button", { class: "ghost", id: "undo", disabled: !current.can_undo, onclick: async () => { const r = await api("POST", `/api/games/${gid()}/undo`, {}); if (r.ok) { current = r.doc; draw(); } } }, "↶ Undo"),
+        h("button", { class: "ghost", id: "redo", disabled: !current.can_redo, onclick: async () => { const r = await api("POST", `/api/games/${gid()}/redo`, {}); if (r.ok) { current = r.doc; draw(); } } }, "↷ Redo")));
+  }
+  let manual = [null, null, null];
+
+  function logPanel() {
+    return h("div", { class: "panel" }, h("div", { class: "panel-head" }, h("h2", {}, "This game"),
+      h("a", { class: "button ghost", href: `/api/games/${gid()}/export`, download: "" }, "Export JSON"),
+      h("a", { class: "button ghost", href: `/api/games/${gid()}/share.png`, target: "_blank", id: "share" }, "Share image"),
+      h("button", { class: "ghost", onclick: () => { showSetup = true; draw(); } }, "New game")),
+    h("ol", { class: "log", id: "events" }, current.log.slice().reverse().slice(0, 60).map((e, i) => h("li", { class: e.amended ? "amended" : "", "data-event": e.id },
+      h("span", { class: "n" }, String(current.log.length - i)), h("span", { class: "t" }, e.text), fixButton(e)))));
+  }
+
+  function fixButton(e) {
+    const ev = e.event;
+    const btn = (label, opts, make, title) => h("button", { class: "ghost chip", "data-fix": e.id, title: "correct this reading",
+      onclick: (x) => pick(x.currentTarget, opts, (v) => amend(e, make(v)), title) }, label);
+    const faces = (cur) => [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === cur }));
+    if (ev.type === "write") return btn("fix", faces(ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    if (ev.type === "cross") return btn("fix", [...Array(12).keys()].map((x) => ({ label: String(x), value: x, current: x === ev.candle })), (v) => ({ ...ev, candle: v }), "The candle crossed is");
+    if (ev.type === "line") {
+      const [a, b] = ev.line; const opts = [];
+      for (let x = 0; x < 12; x++) { if (x !== a && x !== b) { opts.push({ label: `${a}–${x}`, value: [a, x].sort((m, n) => m - n) }); opts.push({ label: `${x}–${b}`, value: [x, b].sort((m, n) => m - n) }); } }
+      return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
+    }
+    return null;
+  }
+
+  function goalsStrip() {
+    return h("div", { class: "goals", id: "goals" }, current.state.goals.map((g) => h("div", { class: "goal tier" + (g.tier || 1) },
+      h("div", { class: "goal-head" }, h("span", { class: "goal-num" }, "#" + g.label), h("b", {}, g.name)), h("p", {}, g.text))));
+  }
+
+  function verdictPanel() {
+    const v = current.state.verdict;
+    if (!v) return null;
+    const win = v.solo ? v.solo.win : true;
+    return h("div", { class: "verdict " + (win ? "win" : "loss"), id: "verdict" }, v.text || "Game over",
+      v.tiebreak ? h("div", { class: "muted" }, v.tiebreak) : null);
+  }
+
+  /* ---------------------------------------------------------------- setup */
+  function setupPanel() {
+    const cat = catalogue || { goals: [], familiars: [], sets: [], layouts: [] };
+    const letters = (cat.layouts || []).map((l) => l.name);
+    const players = [{ name: "Player 1", letters: ["A", "A"] }];
+    const form = h("div", { class: "setup-grid" });
+    const title = h("input", { id: "setup-title", placeholder: "Friday night", maxlength: 80 });
+    const setSel = h("select", { id: "setup-set" }, h("option", { value: "" }, "choose the goals…"),
+      (cat.sets || []).map((s, i) => h("option", { value: i }, `${s.name}: ${s.goals.join(", ")}`)), h("option", { value: "custom" }, "my own 2 or 3 goals"));
+    const goalSel = [0, 1, 2].map((k) => h("select", { class: "goal-pick", "data-goal": k }, k === 2 ? h("option", { value: "" }, "— (easy game: 2 goals)") : null,
+      (cat.goals || []).map((g) => h("option", { value: g.number }, `#${String(g.number).padStart(2, "0")} ${g.name}`))));
+    goalSel[0].value = "1"; goalSel[1].value = "2"; goalSel[2].value = "3";
+    const custom = h("div", { class: "row custom-goals", hidden: true }, goalSel);
+    setSel.addEventListener("change", () => { custom.hidden = setSel.value !== "custom"; });
+    const famMode = h("select", { id: "setup-familiar-mode" }, h("option", { value: "none" }, "no familiars"),
+      h("option", { value: "one-for-all" }, "one for all"), h("option", { value: "asymmetric" }, "each player picks one"));
+    const famOne = h("select", { id: "setup-familiar" }, (cat.familiars || []).map((f) => h("option", { value: f.id }, `${f.id} ${f.name} (cost ${f.cost})`)));
+    const campSel = h("select", { id: "setup-campaign" }, h("option", { value: "" }, "no campaign"), campaigns.map((c) => h("option", { value: c.id }, c.title)));
+    const rows = h("div", { class: "player-rows" });
+    function drawPlayers() {
+      rows.replaceChildren(...players.map((pl, i) => h("div", { class: "row player-row" },
+        h("label", {}, `Player ${i + 1}`, h("input", { value: pl.name, "data-player-name": i, maxlength: 24, oninput: (e) => { pl.name = e.target.value; } })),
+        [0, 1].map((c) => h("label", {}, `Sigil card ${c + 1}`, h("select", { "data-letter": `${i}-${c}`, onchange: (e) => { pl.letters[c] = e.target.value; } },
+          letters.map((l) => h("option", { value: l, selected: pl.letters[c] === l }, l))))),
+        famMode.value === "asymmetric" ? h("label", {}, "Familiar", h("select", { onchange: (e) => { pl.familiar = e.target.value; } },
+          (cat.familiars || []).map((f) => h("option", { value: f.id, selected: pl.familiar === f.id }, `${f.id} ${f.name}`)))) : null,
+        players.length > 1 ? h("button", { class: "ghost", onclick: () => { players.splice(i, 1); drawPlayers(); } }, "remove") : null)));
+    }
+    famMode.addEventListener("change", () => { famOne.hidden = famMode.value !== "one-for-all"; drawPlayers(); });
+    famOne.hidden = true;
+    drawPlayers();
+    form.append(
+      h("label", {}, "Title", title),
+      h("div", {}, h("h3", { class: "sub" }, "Players (1: solo, 2-6: multiplayer)"), rows,
+        h("button", { class: "ghost", id: "add-player", onclick: () => { if (players.length < 6) { players.push({ name: `Player ${players.length + 1}`, letters: ["A", "A"] }); drawPlayers(); } } }, "+ add a player")),
+      h("div", {}, h("h3", { class: "sub" }, "Goal cards"), setSel, custom),
+      h("div", { class: "row" }, h("label", {}, "Familiars", famMode), famOne),
+      h("div", { class: "row" }, h("label", {}, "Campaign", campSel)),
+      h("div", { class: "row" }, h("button", { id: "start-cat", onclick: start }, "Start the game"),
+        current ? h("button", { class: "ghost", onclick: () => { showSetup = false; draw(); } }, "Back to the game") : null));
+    async function start() {
+      let goals;
+      if (setSel.value === "custom") goals = goalSel.map((s) => s.value).filter((v) => v !== "").map(Number);
+      else if (setSel.value !== "") goals = cat.sets[Number(setSel.value)].goals;
+      else { toast("Choose the goal cards first", "warn"); return; }
+      const setup = { players: players.map((pl) => { const o = { name: pl.name.trim() || "Player", letters: pl.letters }; if (famMode.value === "asymmetric" && pl.familiar) o.familiar = pl.familiar; return o; }),
+        goals, familiar_mode: famMode.value };
+      if (famMode.value === "one-for-all") setup.familiar = famOne.value;
+      const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
+      if (campSel.value) body.campaign_id = Number(campSel.value);
+      const r = await api("POST", "/api/games", body);
+      if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; draw(); }
+    }
+    return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Cat game")), form);
+  }
+
+  /* ---------------------------------------------------------------- page */
+  function draw() {
+    const app = $("app");
+    if (!current || showSetup) { app.replaceChildren(setupPanel()); return; }
+    const s = current.state;
+    app.replaceChildren(...[
+      verdictPanel(),
+      current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
+      current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,
+      rollPanel(),
+      goalsStrip(),
+      h("div", { class: "players" }, s.players.map((pl, p) => playerPanel(p, pl))),
+      logPanel(),
+    ].filter(Boolean));
+  }
+
   function render(p) {
     const engine = p.engine || {};
     $("unavailable").hidden = !!engine.available;
     if (!engine.available) {
-      $("unavailable").replaceChildren(h("h3", {}, (engine.title || "This game") + " is not available yet"),
-        h("p", {}, engine.reason || ""), h("p", { class: "muted" }, "The live view and the other game still work."));
+      $("unavailable").replaceChildren(h("h3", {}, "Doom Cat is not available yet"), h("p", {}, engine.reason || ""),
+        h("p", { class: "muted" }, "The live view and the other game still work."));
       $("app").replaceChildren();
       return;
     }
-    $("app").replaceChildren(h("p", { class: "muted" }, "Ready."));
+    if (p.camera_card) camera = p.camera_card;
+    const next = p.current;
+    if (!next) { if (current !== null || !$("start-cat")) { current = null; draw(); } return; }
+    const key = (v) => JSON.stringify([v.game.id, v.log, v.warning, v.state.players.map((x) => x.pieces)]);
+    if (!current || key(next) !== key(current) || showSetup === false && !$("roll")) {
+      current = next;
+      draw();
+    }
   }
-  stream(document.body.dataset.page, render);
+
+  Promise.all([
+    fetch("/api/catalogue/cat").then((r) => (r.ok ? r.json() : null)).catch(() => null),
+    fetch("/api/campaigns").then((r) => r.json()).catch(() => ({ campaigns: [] })),
+  ]).then(([cat, camp]) => { catalogue = cat; campaigns = (camp && camp.campaigns) || []; stream("cat", render); });
 })();
