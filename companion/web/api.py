@@ -298,11 +298,15 @@ def register(app: Flask) -> None:
 
     @app.get("/api/catalogue/<kind>")
     def catalogue(kind: str) -> Any:
-        engine = hub().engine(kind)
+        """The cards of a game (goals, familiars...); ``{}`` while its engine is missing."""
+        if kind not in hub().engines:
+            raise ApiError(404, f"no game kind {kind!r}")
+        try:
+            engine = hub().engine(kind)
+        except EngineUnavailable:
+            return jsonify({})
         maker = getattr(engine, "catalogue", None)
-        if maker is None:
-            raise ApiError(404, f"{engine.title} has no catalogue")
-        return jsonify(maker())
+        return jsonify(maker() if maker is not None else {})
 
     @app.post("/api/cat/camera")
     def camera_card() -> Any:
