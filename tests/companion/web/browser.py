@@ -27,7 +27,7 @@ class Served:
 @contextmanager
 def serve(app: Flask) -> Iterator[Served]:
     """Serve ``app`` with waitress on a free loopback port in a thread, until the block ends."""
-    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=24,
+    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=32,
                                     channel_timeout=30)
     port = server.socket.getsockname()[1]
     thread = threading.Thread(target=server.run, name="waitress", daemon=True)

@@ -1,0 +1,227 @@
+"""Doom Cat: the session glue (pieces of a turn, camera events, corrections), the API and the
+page, over the real engine when it is installed and the fake rules otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.session import Hub, Unavailable
+from companion.session.engine import EngineMissing, Refused
+from companion.store import Store
+from companion.web import WebConfig, create_app
+
+from .browser import serve
+from .fakecat import FakeRules
+from .test_browser import browser, page, shot  # noqa: F401 - fixtures
+
+cat_module = pytest.importorskip("companion.session.cat",
+                                 reason="the Doom Cat layouts are not on main yet")
+CatAdapter = cat_module.CatAdapter
+
+SETUP = {"players": [{"name": "Ann", "letters": ["A", "A"]},
+                     {"name": "Bo", "letters": ["A", "B"]}], "goals": [1, 2, 3]}
+
+
+def fake_cat() -> CatAdapter:
+    return CatAdapter(FakeRules())
+
+
+def cat_engine() -> CatAdapter:
+    """The real engine when it binds, else the fake rules."""
+    try:
+        return CatAdapter()
+    except EngineMissing:
+        return fake_cat()
+
+
+def make_hub(path, cat=None) -> Hub:
+    return Hub(Store(path), {"cat": cat or fake_cat(),
+                             "machine": Unavailable("machine", "Doom Machine", "not here")})
+
+
+@pytest.fixture
+def hub(tmp_path):
+    h = make_hub(tmp_path / "g.sqlite")
+    yield h
+    h.close()
+    h.store.close()
+
+
+def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
+    s = hub.create_game("cat", "t", SETUP)
+    assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
+    view = s.view()["state"]
+    assert view["players"][0]["pieces"]["value"] == 5
+    assert view["players"][0]["options"][0]["card"] == 0     # the rest goes on card 1
+    assert s.submit({"type": "line", "player": 0, "card": 0, "line": [7, 2]}).ok
+    assert s.submit({"type": "cross", "player": 0, "card": 0, "candle": 4}).ok
+    p0 = s.view()["state"]["players"][0]
+    assert p0["done"] and p0["cards"][0]["sigil"]["lines"] == [[2, 7]]
+    assert p0["cards"][0]["sigil"]["crossed"] == [4]
+
+
+@pytest.mark.parametrize(("events", "reason"), [
+    ([{"type": "write", "player": 0, "card": 0, "value": 5}], "roll the dice first"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "write", "player": 0, "card": 0, "value": 5},
+      {"type": "write", "player": 0, "card": 0, "value": 3}], "already written"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "write", "player": 0, "card": 0, "value": 5},
+      {"type": "line", "player": 0, "card": 1, "line": [2, 7]}], "same Sigil Card"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "no legal turn"),
+    ([{"type": "roll", "dice": [3, None, 5]},
+      {"type": "write", "player": 0, "card": 0, "value": 5}], "unread die"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "write", "player": 5, "card": 0, "value": 5}], "no player 6"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "write", "player": 0, "card": 0, "value": 5},
+      {"type": "roll", "dice": [1, 1, 1]}], "still using this roll"),
+])
+def test_refusals_give_the_reason_and_keep_the_state(hub, events, reason):
+    s = hub.create_game("cat", "t", SETUP)
+    *legal, last = events
+    for e in legal:
+        assert s.submit(e).ok, e
+    before = s.view()["state"]
+    out = s.submit(last)
+    assert not out.ok and reason in out.reason
+    assert s.view()["state"] == before
+
+
+def test_an_unread_die_is_corrected_by_amending_the_roll(hub):
+    s = hub.create_game("cat", "t", SETUP)
+    rid = s.submit({"type": "roll", "dice": [3, None, 5], "source": "camera"}).event_id
+    assert s.view()["state"]["phase"] == "roll"
+    assert s.amend(rid, {"type": "roll", "dice": [3, 5, 5], "source": "camera"}).ok
+    assert s.view()["state"]["phase"] == "turn"
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
+
+
+def test_a_misread_line_is_corrected_and_the_turn_refolds(hub):
+    s = hub.create_game("cat", "t", SETUP)
+    s.submit({"type": "roll", "dice": [3, 5, 5]})
+    s.submit({"type": "write", "player": 0, "card": 0, "value": 5})
+    lid = s.submit({"type": "line", "player": 0, "card": 0, "line": [2, 7]}).event_id
+    s.submit({"type": "cross", "player": 0, "card": 0, "candle": 4})
+    assert s.amend(lid, {"type": "line", "player": 0, "card": 0, "line": [7, 9]}).ok
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[7, 9]]
+
+
+def test_camera_events_become_pieces_of_the_watched_card(hub):
+    s = hub.create_game("cat", "t", SETUP)
+    hub.set_camera_choice(1, 1)
+    card_id, letter = hub.camera_card()
+    assert card_id == f"g{s.game_id}p1c1" and letter == "B"
+    assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5]}).ok
+    hub.set_camera_choice(0, 0)
+    card = f"g{s.game_id}p0c0"
+    assert hub.feed_tracker({"kind": "digit", "card": card, "box": 0, "value": 5}).ok
+    assert hub.feed_tracker({"kind": "line", "card": card, "line": [2, 7]}).ok
+    assert hub.feed_tracker({"kind": "crossed", "card": card, "candle": 4}).ok
+    assert s.view()["state"]["players"][0]["done"]
+    # an event read on a card of an older game is dropped
+    assert hub.feed_tracker({"kind": "line", "card": "g999p0c0", "line": [0, 1]}) is None
+    refused = hub.feed_tracker({"kind": "roll", "values": [1, 2]})
+    assert not refused.ok and "three" in refused.reason
+    assert "camera:" in s.view()["warning"]
+
+
+@pytest.mark.parametrize(("player", "card"), [(2, 0), (0, 2)])
+def test_the_camera_card_must_exist(hub, player, card):
+    hub.create_game("cat", "t", SETUP)
+    from companion.errors import BadInput
+    with pytest.raises(BadInput):
+        hub.set_camera_choice(player, card)
+
+
+def test_a_bad_setup_is_refused_before_anything_is_stored(hub):
+    from companion.errors import BadInput
+    bad = {"players": [{"name": "Ann", "letters": ["A", "Z"]}], "goals": [1, 2]}
+    with pytest.raises(BadInput, match="Z"):
+        hub.create_game("cat", "t", bad)
+    with pytest.raises(BadInput, match=r"\$\.goals"):
+        hub.create_game("cat", "t", {**SETUP, "goals": [1]})
+    assert hub.store.games() == []
+
+
+def test_share_png_and_catalogue_and_camera_endpoints(tmp_path):
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none", live=False),
+                     hub=make_hub(tmp_path / "g.sqlite"))
+    c = app.test_client()
+    gid = c.post("/api/games", json={"kind": "cat", "setup": SETUP}).json["game"]["id"]
+    c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll", "dice": [3, 5, 5]}})
+    c.post(f"/api/games/{gid}/events", json={"event": {
+        "type": "turn", "player": 0, "card": 0, "value": 5, "line": [2, 7], "cross": 4}})
+    png = c.get(f"/api/games/{gid}/share.png")
+    assert png.status_code == 200 and png.data[:8] == b"\x89PNG\r\n\x1a\n"
+    import cv2
+    image = cv2.imdecode(np.frombuffer(png.data, np.uint8), cv2.IMREAD_COLOR)
+    assert image.shape[0] > 600 and image.shape[1] >= 900
+    assert c.get("/api/catalogue/cat").json["goals"]
+    assert c.get("/api/catalogue/machine").json == {}
+    assert c.get("/api/catalogue/chess").status_code == 404
+    assert c.post("/api/cat/camera", json={"player": 1, "card": 1}).status_code == 200
+    assert c.get("/api/games/current/cat").json["camera_card"] == {"player": 1, "card": 1}
+    assert c.post("/api/cat/camera", json={"player": 4, "card": 0}).status_code == 400
+    assert c.post("/api/cat/camera", json={"player": 0}).status_code == 400
+    assert c.post("/api/live/feeds", json={"kind": "cat"}).status_code == 200
+    assert c.post("/api/live/feeds", json={"kind": "chess"}).status_code == 400
+    app.extensions["doom"].close()
+
+
+def test_a_refused_setup_by_the_adapter_is_refused(hub):
+    adapter = fake_cat()
+    with pytest.raises(Refused):
+        adapter.prepare_setup({"players": [{"name": "A", "letters": ["Q", "A"]}],
+                               "goals": [1, 2]})
+
+
+@pytest.mark.browser
+def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page):  # noqa: F811
+    db = tmp_path / "g.sqlite"
+    app = create_app(WebConfig(db_path=db, source="none"), hub=make_hub(db, cat_engine()))
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#start-cat")
+        shot(page, "cat-setup")
+        page.select_option("#setup-set", "0")
+        page.click("#start-cat")
+        page.wait_for_selector("#roll")
+        for i, v in enumerate([3, 5, 6]):     # the third die is misread as a 6
+            page.click(f"#roll button[data-roll='{i}']")
+            page.click(f".picker button[data-value='{v}']")
+        page.wait_for_selector("[data-write='0-0-6']")
+        # the correction, in two clicks: the die shows a 5
+        page.click("#roll button[data-roll='2']")
+        page.click(".picker button[data-value='5']")
+        page.wait_for_selector("#events li.amended")
+        page.click("[data-write='0-0-5']")
+        page.click("[data-line='0-0-2-7']")
+        page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line.ink")
+        # undo the line, then draw it again by clicking the two candles on the card
+        page.click("#undo")
+        page.wait_for_selector("[data-line='0-0-2-7']")
+        assert page.locator("svg.sigil[data-player='0'][data-card='0'] line.ink").count() == 0
+        page.click("svg.sigil[data-player='0'][data-card='0'] g[data-candle='2']")
+        page.click("svg.sigil[data-player='0'][data-card='0'] g[data-candle='7']")
+        page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line[data-line='2-7'],"
+                               "svg.sigil[data-player='0'][data-card='0'] line.ink")
+        page.click("[data-cross='0-0-4']")
+        # solo: the turn is played, the next roll is awaited
+        page.wait_for_selector("#events li:nth-child(4)")
+        page.wait_for_selector("#turn:text('2')")
+        total = page.locator("[data-total='0']").inner_text()
+        page.evaluate("window.scrollTo(0, 0)")
+        shot(page, "cat-turn")
+        assert page.errors == []
+    # the server is killed and restarted: the game resumes where it was
+    app2 = create_app(WebConfig(db_path=db, source="none"), hub=make_hub(db, cat_engine()))
+    with serve(app2) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#turn:text('2')")
+        page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line.ink")
+        assert page.locator("[data-total='0']").inner_text() == total
+        assert page.locator("#events li").count() == 4

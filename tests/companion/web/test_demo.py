@@ -1,0 +1,108 @@
+"""The bundled demo played end to end: video -> readers -> tracker -> session -> page.
+
+Two variants: with the demo's ground-truth readings standing in for the readers (always runs:
+it checks the plumbing), and with the real readers when they are installed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from types import SimpleNamespace
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.session import Hub
+from companion.session.camera import Processor
+from companion.session.engine import Unavailable, load_engine
+from companion.store import Store
+from companion.web import WebConfig, create_app
+
+from .browser import serve
+from .test_browser import browser, page, shot  # noqa: F401 - fixtures
+from .test_cat_page import cat_engine
+
+demo = pytest.importorskip("companion.demo", reason="the bundled demo is not on main yet")
+pytest.importorskip("companion.tracker", reason="the tracker is not on main yet")
+layouts = pytest.importorskip("companion.doomcat.layouts", reason="no layouts on main yet")
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+class TruthProcessor(Processor):
+    """The demo's ground truth in place of the readers (the frame is found by its time)."""
+
+    def __init__(self, hub: Hub) -> None:
+        desc = demo.demo_description()
+        self.fps, self.count = desc["fps"], desc["frames"]
+        self.truth = {f.index: f for f in demo.truth_frames()}
+        self.corners = np.array(desc["card"]["corners_px"], np.float32)
+        self.index = 0
+        super().__init__(hub, read_dice=self._dice, read_sigil=self._sigil,
+                         load_layout=layouts.load_layout)
+
+    def __call__(self, image, t):
+        self.index = round(t * self.fps) % self.count
+        return super().__call__(image, t)
+
+    def _dice(self, image):
+        return self.truth[self.index].dice
+
+    def _sigil(self, image, layout):
+        w, h = layout.size_mm
+        mm = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        homography = cv2.getPerspectiveTransform(mm, self.corners)
+        pose = SimpleNamespace(homography=homography, corners=self.corners)
+        return SimpleNamespace(state=self.truth[self.index].sigil, pose=pose)
+
+
+def play_demo_turn(page, url, tmp_path, processor_for):
+    """Open the Doom Cat page on the demo and wait for the whole turn; returns the latencies."""
+    db = tmp_path / "g.sqlite"
+    machine = load_engine("machine")
+    hub = Hub(Store(db), {"cat": cat_engine(), "machine": machine})
+    app = create_app(WebConfig(db_path=db, source=None), hub=hub,
+                     processor=processor_for(hub))
+    with serve(app) as served:
+        page.goto(served.url + "/", wait_until="domcontentloaded")
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_function("window.__doomLatencies.length >= 20", timeout=30_000)
+        latencies = page.evaluate("window.__doomLatencies.slice()")
+        shot(page, f"demo-live-{url}")
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#roll button[data-roll='0']:text('3'), "
+                               "#roll button[data-roll='0']:text('5')", timeout=30_000)
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        page.wait_for_selector(f"{card} line[data-line='2-7']", timeout=30_000)
+        page.wait_for_selector(f"{card} g.candle.crossed[data-candle='4']", timeout=30_000)
+        total = int(page.locator("[data-total='0']").inner_text().split()[0])
+        texts = page.locator("#events li .t").all_inner_texts()
+        page.evaluate("window.scrollTo(0, 0)")
+        shot(page, f"demo-cat-{url}")
+        assert page.errors == []
+        return latencies, total, texts, isinstance(machine, Unavailable)
+
+
+def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):  # noqa: F811
+    latencies, total, texts, _ = play_demo_turn(page, "truth", tmp_path, TruthProcessor)
+    assert any(t.startswith("roll 3 5 5") for t in texts)
+    assert any("line 2-7" in t for t in texts)
+    assert any("crosses candle 4" in t for t in texts)
+    assert total > 0
+    median = statistics.median(latencies)
+    print(f"frame-to-page latency with ground-truth readers: median {1000 * median:.0f} ms "
+          f"over {len(latencies)} frames")
+    assert median > 0
+
+
+def test_the_demo_plays_a_cat_turn_with_the_real_readers(page, tmp_path):  # noqa: F811
+    dice = pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
+    sigil = pytest.importorskip("vision.sigil", reason="the sigil reader is not on main yet")
+    assert dice and sigil
+    latencies, total, texts, _ = play_demo_turn(page, "real", tmp_path, Processor)
+    assert any(t.startswith("roll 3 5 5") for t in texts)
+    assert any("line 2-7" in t for t in texts)
+    assert total > 0
+    print(f"frame-to-page latency with the real readers: median "
+          f"{1000 * statistics.median(latencies):.0f} ms over {len(latencies)} frames")
