@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +15,8 @@ import waitress
 from flask import Flask
 
 CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(os.environ.get("DOOM_SCREENSHOTS",
+                           Path(tempfile.gettempdir()) / "doomcompanion-screenshots"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -43,3 +47,9 @@ def serve(app: Flask) -> Iterator[Served]:
 
 def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def shot(page: Any, name: str) -> None:
+    """Save a full-page screenshot (to $DOOM_SCREENSHOTS or the temp folder) to look at."""
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

@@ -9,6 +9,8 @@ from companion.session.testing import CounterEngine
 from companion.store import Store
 from companion.web import WebConfig, create_app
 
+from .browser import CHROMIUM, launch
+
 
 def counter_hub(path) -> Hub:
     return Hub(Store(path), {"cat": CounterEngine("cat", "Doom Cat"),
@@ -28,3 +30,25 @@ def app(tmp_path):
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (./dev test installs it with apt)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()

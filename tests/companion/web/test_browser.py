@@ -2,43 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from companion.web import WebConfig, create_app
 
-from .browser import CHROMIUM, launch, serve
+from .browser import serve, shot
 from .conftest import counter_hub
 
 pytestmark = pytest.mark.browser
-SHOTS = Path(os.environ.get("DOOM_SCREENSHOTS",
-                           Path(tempfile.gettempdir()) / "doomcompanion-screenshots"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (./dev test installs it with apt)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    pg = context.new_page()
-    pg.errors = []
-    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    yield pg
-    context.close()
 
 
 @pytest.fixture
@@ -47,11 +20,6 @@ def served(tmp_path):
                      hub=counter_hub(tmp_path / "g.sqlite"))
     with serve(app) as s:
         yield s
-
-
-def shot(page, name):
-    SHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 @pytest.mark.parametrize("path", ["/", "/cat", "/machine", "/history"])

@@ -11,9 +11,8 @@ from companion.session.engine import EngineMissing, Refused
 from companion.store import Store
 from companion.web import WebConfig, create_app
 
-from .browser import serve
+from .browser import serve, shot
 from .fakecat import FakeRules
-from .test_browser import browser, page, shot  # noqa: F401 - fixtures
 
 cat_module = pytest.importorskip("companion.session.cat",
                                  reason="the Doom Cat layouts are not on main yet")
@@ -180,7 +179,7 @@ def test_a_refused_setup_by_the_adapter_is_refused(hub):
 
 
 @pytest.mark.browser
-def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page):  # noqa: F811
+def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page):
     db = tmp_path / "g.sqlite"
     app = create_app(WebConfig(db_path=db, source="none"), hub=make_hub(db, cat_engine()))
     with serve(app) as served:

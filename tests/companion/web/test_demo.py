@@ -19,8 +19,7 @@ from companion.session.engine import Unavailable, load_engine
 from companion.store import Store
 from companion.web import WebConfig, create_app
 
-from .browser import serve
-from .test_browser import browser, page, shot  # noqa: F401 - fixtures
+from .browser import serve, shot
 from .test_cat_page import cat_engine
 
 demo = pytest.importorskip("companion.demo", reason="the bundled demo is not on main yet")
@@ -84,7 +83,7 @@ def play_demo_turn(page, url, tmp_path, processor_for):
         return latencies, total, texts, isinstance(machine, Unavailable)
 
 
-def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):  # noqa: F811
+def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):
     latencies, total, texts, _ = play_demo_turn(page, "truth", tmp_path, TruthProcessor)
     assert any(t.startswith("roll 3 5 5") for t in texts)
     assert any("line 2-7" in t for t in texts)
@@ -96,7 +95,7 @@ def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):  
     assert median > 0
 
 
-def test_the_demo_plays_a_cat_turn_with_the_real_readers(page, tmp_path):  # noqa: F811
+def test_the_demo_plays_a_cat_turn_with_the_real_readers(page, tmp_path):
     dice = pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
     sigil = pytest.importorskip("vision.sigil", reason="the sigil reader is not on main yet")
     assert dice and sigil

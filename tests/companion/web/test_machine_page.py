@@ -8,8 +8,7 @@ from companion.session import Hub
 from companion.store import Store
 from companion.web import WebConfig, create_app
 
-from .browser import serve
-from .test_browser import browser, page, shot  # noqa: F401 - fixtures
+from .browser import serve, shot
 
 pytest.importorskip("companion.machine", reason="the Doom Machine engine is not on main yet")
 
@@ -98,7 +97,7 @@ def test_roll_for_me_stores_the_values(machine_app):
 
 
 @pytest.mark.browser
-def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(tmp_path, page):  # noqa: F811
+def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(tmp_path, page):
     app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
                      hub=Hub(Store(tmp_path / "m.sqlite")))
     with serve(app) as served:
