@@ -80,8 +80,8 @@ class Sigil:
 
     @cached_property
     def intersection_quadrants(self) -> Counter[str]:
-        points = self.drawing.board.points
-        return Counter(quadrant(points[p], self.layout) for p in self.drawing.crossing_ids)
+        where = self.drawing.board.point_quadrant
+        return Counter(where[p] for p in self.drawing.crossing_ids)
 
     @cached_property
     def piece_of(self) -> dict[int, int]:
@@ -298,6 +298,11 @@ def _amber_gauntlet(s: Sigil, p: dict[str, Any]) -> int:
 
 assert set(RULES) == set(range(1, 28)) and QUADRANTS
 
+# Goals whose points depend on more than the drawn lines (everything else is a function of
+# the lines alone, which lets a policy cache it).
+NEEDS_CROSSED = frozenset({11, 14, 27})
+NEEDS_TOP = frozenset({18})
+
 
 # ----------------------------------------------------------------------------- catalogue
 
@@ -311,6 +316,11 @@ class Goal:
     text: str
     params: dict[str, Any] = field(hash=False, compare=False)
     examples: tuple[dict[str, Any], ...] = field(default=(), hash=False, compare=False)
+
+    @property
+    def lines_only(self) -> bool:
+        """Whether the points depend on the drawn lines alone (not crossed candles or top)."""
+        return self.number not in NEEDS_CROSSED | NEEDS_TOP
 
     @property
     def key(self) -> str:

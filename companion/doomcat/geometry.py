@@ -179,9 +179,17 @@ def quadrant_areas(polygon: Sequence[Sequence[Any]], layout: Layout) -> dict[str
         t = (hy - p[1]) / (q[1] - p[1])
         return (p[0] + t * (q[0] - p[0]), hy)
 
+    xs = [x for x, _ in pts]
+    ys = [y for _, y in pts]
     areas = {}
     for name in QUADRANTS:
         left, top = name[1] == "L", name[0] == "T"
+        if (min(xs) >= vx if left else max(xs) <= vx) or (min(ys) >= hy if top else max(ys) <= hy):
+            areas[name] = 0.0  # the polygon lies wholly on the other side of a divider
+            continue
+        if (max(xs) <= vx if left else min(xs) >= vx) and (max(ys) <= hy if top else min(ys) >= hy):
+            areas[name] = abs(polygon_area(pts))  # wholly inside this quadrant
+            continue
         part = _clip(pts, (lambda p: p[0] <= vx) if left else (lambda p: p[0] >= vx), cut_x)
         part = _clip(part, (lambda p: p[1] <= hy) if top else (lambda p: p[1] >= hy), cut_y)
         areas[name] = abs(polygon_area(part)) if len(part) >= 3 else 0.0
@@ -202,6 +210,7 @@ class Board:
         self.layout = layout
         self.centers: tuple[QPoint, ...] = tuple(_q(c.center) for c in layout.candles)
         self.fcenters: tuple[tuple[float, float], ...] = layout.centers
+        f = self.fcenters
         n = len(self.centers)
         self.chords: tuple[Line, ...] = tuple(combinations(range(n), 2))
         self.must_curve = frozenset(layout.must_curve)
@@ -267,6 +276,11 @@ class Board:
                     meets = (l1, l2) not in self._cross and segments_meet(p, q, r, t)
                 if meets:
                     self.touching |= {(l1, l2), (l2, l1)}
+        # stars at least 1e-3 mm off every chord (all shipped ones) can use float tests
+        self.star_clear: tuple[bool, ...] = tuple(
+            min((point_segment_distance(star, f[a], f[b]) for a, b in self.chords),
+                default=1.0) > 1e-3 for star in layout.stars)
+        self.point_quadrant: tuple[str, ...] = tuple(quadrant(p, layout) for p in self.points)
         self.through: dict[Line, tuple[int, ...]] = {}
         for a, b in self.chords:
             pa, pb = layout.candles[a].center, layout.candles[b].center
@@ -341,6 +355,16 @@ class Enclosure:
 
 def _vkey_sort(key: Any) -> tuple[int, int]:
     return (0, key) if isinstance(key, int) else (1, key[1])
+
+
+def _ray_inside(poly: Sequence[tuple[float, float]], px: float, py: float) -> bool:
+    inside = False
+    ax, ay = poly[-1]
+    for bx, by in poly:
+        if (ay > py) != (by > py) and px < ax + (py - ay) * (bx - ax) / (by - ay):
+            inside = not inside
+        ax, ay = bx, by
+    return inside
 
 
 def _inside(fpoly: Sequence[tuple[float, float]], point: Sequence[float], exact) -> bool:
@@ -516,12 +540,26 @@ class Drawing:
     def star_faces(self) -> dict[int, int]:
         """Star index -> the face holding it (the smallest bounded face around it)."""
         out: dict[int, int] = {}
+        if not self.faces:
+            return out
+        bd = self.board
+        polys = [self.face_polygon(k) for k in range(len(self.faces))]
+        boxes = [(min(x for x, _ in p), min(y for _, y in p), max(x for x, _ in p),
+                  max(y for _, y in p)) for p in polys]
         for s, star in enumerate(self.layout.stars):
+            sx, sy = star
             best = None
             for k, (cycle, area) in enumerate(self.faces):
-                if (best is None or area < self.faces[best][1]) and _inside(
-                        self.face_polygon(k), star,
-                        lambda cycle=cycle: [self._xy(w) for w in cycle]):
+                if best is not None and area >= self.faces[best][1]:
+                    continue
+                x0, y0, x1, y1 = boxes[k]
+                if not (x0 < sx < x1 and y0 < sy < y1):
+                    continue
+                if bd.star_clear[s]:  # off every chord: the float ray test is exact enough
+                    inside = _ray_inside(polys[k], sx, sy)
+                else:
+                    inside = point_in_polygon(star, [self._xy(w) for w in cycle])
+                if inside:
                     best = k
             if best is not None:
                 out[s] = best

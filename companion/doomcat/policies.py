@@ -40,21 +40,33 @@ class Greedy:
 
     def __init__(self, goals: Sequence[int] | Sequence[Goal]) -> None:
         self.goals = tuple(g if isinstance(g, Goal) else parse_goals([g])[0] for g in goals)
+        self._geometric = tuple(g for g in self.goals if g.lines_only)
+        self._other = tuple(g for g in self.goals if not g.lines_only)
         self._drawings: dict[tuple[str, tuple], Drawing] = {}
+        self._geo: dict[tuple[str, tuple], int] = {}
 
     def _drawing(self, card: Card, lines: tuple) -> Drawing:
         key = (card.layout.name, lines)
         found = self._drawings.get(key)
         if found is None:
-            if len(self._drawings) > 50000:
+            if len(self._drawings) > 20000:
                 self._drawings.clear()
             found = self._drawings[key] = Drawing(card.layout, lines)
         return found
 
     def value(self, card: Card, lines: tuple, crossed: tuple, top: tuple) -> int:
-        """Goal points of a card drawn like this."""
+        """Goal points of a card drawn like this (line-only goals cached across games)."""
+        key = (card.layout.name, lines)
+        geo = self._geo.get(key)
+        if geo is None:
+            if len(self._geo) > 200000:
+                self._geo.clear()
+            sigil = Sigil(card.layout, lines, (), (), drawing=self._drawing(card, lines))
+            geo = self._geo[key] = sum(g.score(sigil) for g in self._geometric)
+        if not self._other:
+            return geo
         sigil = Sigil(card.layout, lines, crossed, top, drawing=self._drawing(card, lines))
-        return sum(g.score(sigil) for g in self.goals)
+        return geo + sum(g.score(sigil) for g in self._other)
 
     def _after(self, card: Card, move: dict[str, Any]) -> tuple[tuple, tuple, tuple]:
         lines = card.lines
@@ -73,13 +85,23 @@ class Greedy:
              rng: random.Random) -> list[tuple[float, float, float, dict[str, Any]]]:
         me = state.player(player)
         base = [self.value(c, c.lines, c.crossed, c.top) for c in me.cards]
+        values: dict[tuple, int] = {}
+        rooms: dict[tuple, int] = {}
         ranked = []
         for move in options:
-            card = me.cards[move["card"]]
+            k = move["card"]
+            card = me.cards[k]
             lines, crossed, top = self._after(card, move)
-            gain = self.value(card, lines, crossed, top) - base[move["card"]]
-            room = _open_after(card, lines, crossed)
-            ranked.append((gain, room, rng.random(), move))
+            wilds = sum(1 for box in top if box is not None and box.circled)
+            key = (k, lines, crossed, wilds)
+            value = values.get(key)
+            if value is None:
+                value = values[key] = self.value(card, lines, crossed, top)
+            room_key = (k, move.get("line") and tuple(move["line"]), move.get("cross"))
+            room = rooms.get(room_key)
+            if room is None:
+                room = rooms[room_key] = _open_after(card, move)
+            ranked.append((value - base[k], room, rng.random(), move))
         ranked.sort(key=lambda r: r[:3], reverse=True)
         return ranked
 
@@ -154,8 +176,21 @@ class Greedy:
         return out
 
 
-def _open_after(card: Card, lines: tuple, crossed: tuple) -> int:
-    return len(dataclasses.replace(card, lines=lines, crossed=crossed).open_chords)
+def _open_after(card: Card, move: dict[str, Any]) -> int:
+    """How many chords stay open on ``card`` after ``move`` (set arithmetic, no geometry)."""
+    bd = board(card.layout)
+    still = set(card.open_chords)
+    if move.get("line") is not None:
+        a, b = move["line"]
+        line = (min(a, b), max(a, b))
+        still.discard(line)
+        for other in card.lines:
+            pid = bd.cross_id(line, other)
+            if pid is not None:
+                still -= bd.point_chords[pid]
+    if move.get("cross") is not None:
+        still -= bd.chords_at[move["cross"]]
+    return len(still)
 
 
 def _options_with(state: GameState, player: str, dice: tuple[int, ...],

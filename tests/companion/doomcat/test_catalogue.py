@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from companion.datafiles import DATA_DIR
+from companion.doomcat.catalogue import (
+    RULES,
+    SUGGESTED_SETS,
+    Sigil,
+    _load_familiars,
+    _load_goals,
+    familiar,
+    familiars,
+    goal,
+    goals,
+    parse_goals,
+    score_sigil,
+)
+from companion.doomcat.layouts import load_layout
+from companion.errors import BadInput, DataFileError
+from vision.readings import TopBox
+
+EXAMPLES = [(g.number, i, ex) for g in goals().values() for i, ex in enumerate(g.examples)]
+
+
+def test_27_goals_in_three_tiers_of_nine():
+    catalogue = goals()
+    assert sorted(catalogue) == list(range(1, 28)) == sorted(RULES)
+    assert Counter(g.tier for g in catalogue.values()) == {1: 9, 2: 9, 3: 9}
+    for g in catalogue.values():
+        assert g.tier == (g.number - 1) // 9 + 1
+        assert g.name and g.text and not re.search(r"[{}]", g.text)
+    assert len({g.name for g in catalogue.values()}) == 27
+
+
+def test_the_18_suggested_sets_use_each_goal_twice():
+    assert len(SUGGESTED_SETS) == 18
+    uses = Counter(n for s in SUGGESTED_SETS.values() for n in s)
+    assert uses == dict.fromkeys(range(1, 28), 2)
+
+
+def _expected(number: int, count: int) -> int:
+    params = goal(number).params
+    per = [v for k, v in params.items() if k.startswith("per_")]
+    if per:
+        return count * per[0]
+    divisor = params.get("mm_per_point") or params["mm2_per_point"]
+    return count // divisor
+
+
+@pytest.mark.parametrize(("number", "index", "example"), EXAMPLES,
+                         ids=[f"goal{n:02d}-{'allowed' if e['allowed'] else 'not'}-{i}"
+                              for n, i, e in EXAMPLES])
+def test_goal_examples_score_what_they_say(number, index, example):
+    layout = load_layout(example["layout"])
+    top = [None if b is None else TopBox(b["value"], b["circled"])
+           for b in example.get("top", [None] * 7)]
+    sigil = Sigil(layout, example["lines"], example["crossed"], top)
+    assert goal(number).score(sigil) == _expected(number, example["count"]), example["why"]
+
+
+@pytest.mark.parametrize("number", range(1, 28))
+def test_every_goal_has_an_allowed_and_a_not_allowed_example(number):
+    examples = goal(number).examples
+    allowed = [e for e in examples if e["allowed"]]
+    refused = [e for e in examples if not e["allowed"]]
+    assert allowed and refused
+    assert all(a["count"] > 0 for a in allowed)
+    assert max(r["count"] for r in refused) < min(a["count"] for a in allowed)
+
+
+def test_an_empty_sigil_scores_nothing_on_every_goal():
+    sigil = Sigil(load_layout("A"))
+    assert all(g.score(sigil) == 0 for g in goals().values())
+
+
+@pytest.mark.parametrize(("text", "numbers"), [("1,2,3", [1, 2, 3]), ([27], [27]),
+                                                ("4, 5", [4, 5])])
+def test_parse_goals(text, numbers):
+    assert [g.number for g in parse_goals(text)] == numbers
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("1,28", "goal 28 does not exist"), ("0", "goal 0 does not exist"),
+    ("1,1", "listed twice"), ("", "at least one"), ("a,b", "numbers separated"),
+])
+def test_parse_goals_refuses(text, match):
+    with pytest.raises(BadInput, match=match):
+        parse_goals(text)
+
+
+@pytest.mark.parametrize("ident", ["F03", "f3", "3", 3, "F3"])
+def test_familiar_lookup(ident):
+    assert familiar(ident).name == "Toad"
+
+
+@pytest.mark.parametrize("ident", ["F10", "F00", "cat", ""])
+def test_unknown_familiar(ident):
+    with pytest.raises(BadInput, match="F01-F09"):
+        familiar(ident)
+
+
+def test_nine_familiars_with_costs_and_kinds():
+    cards = familiars()
+    assert sorted(cards) == [f"F{n:02d}" for n in range(1, 10)]
+    assert all(c.cost > 0 for c in cards.values())
+    assert {c.kind for c in cards.values()} == {"once", "setup", "always"}
+
+
+def test_score_sigil_subtracts_the_familiar_cost():
+    sigil = Sigil(load_layout("B"), [(0, 4), (4, 8), (0, 8)])
+    result = score_sigil(sigil, parse_goals("1,3"), familiar("F01"))
+    assert result == {"goals": {"01": 6, "03": 9}, "familiar_cost": 5, "total": 10}
+
+
+@pytest.mark.parametrize(("mutate", "path", "rule"), [
+    (lambda d: d.pop(), "$", "too short"),
+    (lambda d: d[3].update(tier=4), "$[3].tier", "maximum"),
+    (lambda d: d[0]["params"].update(per_enclosure=-1), "$[0].params.per_enclosure",
+     "less than or equal"),
+    (lambda d: d[5].update(number=1), "$[5].number", "listed twice"),
+])
+def test_a_broken_goals_file_names_file_path_and_rule(tmp_path, mutate, path, rule):
+    doc = json.loads((DATA_DIR / "goals.json").read_text())
+    mutate(doc)
+    broken = tmp_path / "goals.json"
+    broken.write_text(json.dumps(doc))
+    with pytest.raises(DataFileError) as exc:
+        _load_goals(str(broken))
+    assert exc.value.file == str(broken)
+    assert exc.value.json_path == path and rule in exc.value.rule
+
+
+def test_a_broken_familiars_file_is_refused(tmp_path):
+    doc = json.loads((DATA_DIR / "familiars.json").read_text())
+    doc[2]["kind"] = "sometimes"
+    broken = tmp_path / "familiars.json"
+    broken.write_text(json.dumps(doc))
+    with pytest.raises(DataFileError, match=r"\$\[2\]\.kind"):
+        _load_familiars(str(broken))

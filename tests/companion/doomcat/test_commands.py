@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from companion.cli import main
+
+STATE = {"layout": "B", "lines": [[0, 6], [3, 9], [0, 3], [6, 9]], "crossed": [0, 9],
+         "top": [{"value": 1, "circled": False}, {"value": 4, "circled": False},
+                 {"value": 2, "circled": False}, {"value": 3, "circled": False},
+                 None, None, None],
+         "unknown": []}
+
+
+def _write(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return str(path)
+
+
+def test_score_prints_one_json_line_per_state_in_order(tmp_path, capsys):
+    a = _write(tmp_path, "a.json", STATE)
+    b = _write(tmp_path, "b.json", STATE | {"lines": [[0, 4], [4, 8], [0, 8]]})
+    assert main(["score", a, b, "--goals", "1,2,3", "--familiar", "F03", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    first, second = (json.loads(x) for x in lines)
+    assert first["facts"]["intersections"] == 1 and first["facts"]["enclosures"] == 2
+    assert first["facts"]["used"] == [0, 3, 6, 9] and first["facts"]["crossed"] == [0, 9]
+    assert first["goals"] == {"01": 12, "02": 3, "03": 12}
+    assert first["familiar_cost"] == 4 and first["total"] == 23
+    assert first["violations"] == []
+    assert second["facts"]["enclosures"] == 1 and second["goals"]["01"] == 6
+
+
+def test_score_reports_violations(tmp_path, capsys):
+    path = _write(tmp_path, "v.json", STATE | {"crossed": [1]})
+    assert main(["score", path, "--goals", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["violations"] == []  # candle 1 shows 2, and 2 is written on top
+    path = _write(tmp_path, "w.json", STATE | {"crossed": [5]})
+    assert main(["score", path, "--goals", "1", "--json"]) == 0
+    assert "a candle numbered 6 is crossed out" in json.loads(capsys.readouterr().out)[
+        "violations"][0]
+
+
+def test_score_reads_json_lines_from_stdin(monkeypatch, capsys):
+    text = json.dumps(STATE) + "\n\n" + json.dumps(STATE | {"lines": []}) + "\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert main(["score", "-", "--goals", "2", "--json"]) == 0
+    totals = [json.loads(x)["total"] for x in capsys.readouterr().out.strip().splitlines()]
+    assert totals == [3, 0]
+
+
+def test_score_text_output(tmp_path, capsys):
+    assert main(["score", _write(tmp_path, "a.json", STATE), "--goals", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "total 15" in out and "1 intersections, 2 enclosures" in out
+
+
+@pytest.mark.parametrize(("doc", "goals", "message"), [
+    ("{not json", "1", "not valid JSON"),
+    (STATE | {"layout": "Z"}, "1", "unknown layout 'Z'"),
+    (STATE | {"lines": [[0, 12]]}, "1", "candle 12 is out of range"),
+    (STATE | {"lines": [[0, 6], [6, 0]]}, "1", "line 0-6 is listed twice"),
+    (STATE, "1,28", "goal 28 does not exist"),
+    (STATE | {"crossed": "3"}, "1", "$.crossed"),
+])
+def test_score_bad_input_exits_2_with_one_line(tmp_path, capsys, doc, goals, message):
+    path = _write(tmp_path, "bad.json", doc)
+    assert main(["score", path, "--goals", goals]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert message in err and "\n" not in err and captured.out == ""
+
+
+def test_score_missing_file_and_unknown_familiar(tmp_path, capsys):
+    assert main(["score", str(tmp_path / "none.json"), "--goals", "1"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    path = _write(tmp_path, "a.json", STATE)
+    assert main(["score", path, "--goals", "1", "--familiar", "F12"]) == 2
+    assert "F01-F09" in capsys.readouterr().err
+
+
+def test_cat_simulate_json_report(capsys):
+    assert main(["cat", "simulate", "--games", "4", "--goals", "1,2,3", "--policy", "random",
+                 "--seed", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("games", "wins", "win_rate", "win_rate_ci95", "mean_score_per_sigil",
+                "games_per_second"):
+        assert key in report
+    assert report["games"] == 4 and 0 <= report["wins"] <= 4
+    assert main(["cat", "simulate", "--games", "2", "--goals", "1,2", "--seed", "3",
+                 "--familiar", "F04"]) == 0
+    assert "2 solo games" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--policy", "clever"], "unknown policy"),
+    (["--goals", "1,99"], "goal 99 does not exist"),
+    (["--familiar", "F0"], "F01-F09"),
+])
+def test_cat_simulate_bad_input(capsys, argv, message):
+    base = ["cat", "simulate", "--games", "1", "--goals", "1,2,3"]
+    assert main(base + argv) == 2
+    assert message in capsys.readouterr().err
