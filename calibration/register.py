@@ -56,6 +56,7 @@ class FoundCard:
     homography: np.ndarray
     corners_px: np.ndarray
     method: str
+    markers_seen: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def find_by_markers(image: np.ndarray, geom: CardGeometry) -> FoundCard | None:
     hom, _ = cv2.findHomography(src_a, dst_a, 0)
     if hom is None:
         return None
-    return FoundCard(hom, _corners_of(geom, hom), "markers")
+    return FoundCard(hom, _corners_of(geom, hom), "markers", len(src))
 
 
 # ------------------------------------------------------------------------------------ outline
@@ -192,6 +193,68 @@ def _grow(quad: np.ndarray, edges: np.ndarray, reach: float = 0.06) -> np.ndarra
     return np.array(out)
 
 
+def _intersect_lines(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        a = np.array([d1, -d2]).T
+        if abs(np.linalg.det(a)) < 1e-9:
+            return None
+        s = np.linalg.solve(a, p2 - p1)
+        out.append(p1 + s[0] * d1)
+    return np.array(out)
+
+
+def _snap(quad: np.ndarray, image: np.ndarray, reach: float = 0.02) -> np.ndarray:
+    """Sub-pixel sides: along profiles across each side, the outermost strong step in colour
+    (the card's edge against the table), a robust line through those points. ``image`` is
+    float32, grey or BGR."""
+    sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
+    r = max(4.0, reach * min(sides))
+    steps = np.arange(-r, r + 0.25, 0.5, dtype=np.float32)
+    center = quad.mean(0)
+    lines = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        u = (q - p) / max(sides[i], 1e-9)
+        n = np.array([-u[1], u[0]])
+        if np.dot(n, (p + q) / 2 - center) < 0:
+            n = -n
+        base = p + np.linspace(0.12, 0.88, 60)[:, None] * (q - p)
+        xs = (base[:, 0:1] + n[0] * steps[None, :]).astype(np.float32)
+        ys = (base[:, 1:2] + n[1] * steps[None, :]).astype(np.float32)
+        prof = cv2.remap(image, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        grad = np.abs(np.gradient(prof, axis=1))
+        if grad.ndim == 3:
+            grad = grad.sum(axis=2)
+        pts = []
+        for k in range(len(base)):
+            g = grad[k]
+            top = float(g.max())
+            if top < 4.0:
+                continue
+            strong = np.nonzero(g >= 0.5 * top)[0]
+            j = int(strong[-1])
+            while j + 1 < len(g) and g[j + 1] > g[j]:
+                j += 1
+            while j > 0 and g[j - 1] > g[j]:
+                j -= 1
+            off = 0.0
+            if 0 < j < len(g) - 1:
+                den = g[j - 1] - 2 * g[j] + g[j + 1]
+                off = 0.0 if den == 0 else 0.5 * (g[j - 1] - g[j + 1]) / den
+            pts.append(base[k] + n * (steps[j] + 0.5 * off))
+        if len(pts) < 12:
+            return quad
+        vx, vy, x0, y0 = cv2.fitLine(np.array(pts, np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                     0.01).ravel()
+        lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+    out = _intersect_lines(lines)
+    if out is None or np.abs(out - quad).max() > 2 * r:
+        return quad
+    return out
+
+
 def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
     sides = [np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)]
     a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
@@ -215,8 +278,11 @@ def outline_candidates(image: np.ndarray, aspect: float, *, tolerance: float = 0
     h, w = image.shape[:2]
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     grey = cv2.GaussianBlur(grey, (5, 5), 0)
-    med = float(np.median(grey))
-    thin = cv2.Canny(grey, max(10, 0.5 * med), min(255, 1.2 * med + 30))
+    # Edges in each colour channel: a blue frame on a grey table differs in hue, not in grey.
+    thin = np.zeros_like(grey)
+    for channel in cv2.split(cv2.GaussianBlur(image, (5, 5), 0)):
+        med = float(np.median(channel))
+        thin |= cv2.Canny(channel, max(10, 0.5 * med), min(255, 1.2 * med + 30))
     edges = cv2.dilate(thin, np.ones((3, 3), np.uint8))
     _, otsu = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     found: list[tuple[float, np.ndarray]] = []
@@ -246,9 +312,10 @@ def outline_candidates(image: np.ndarray, aspect: float, *, tolerance: float = 0
             found.append((area, _refine_sides(quad, hull if binary is not edges else cnt)))
     found.sort(key=lambda f: -f[0])
     wide = cv2.dilate(thin, np.ones((5, 5), np.uint8))
+    fine = cv2.GaussianBlur(image, (0, 0), 1.0).astype(np.float32)
     out: list[np.ndarray] = []
     for _, quad in found:
-        grown = _grow(quad, wide)
+        grown = _snap(_grow(quad, wide), fine)
         if all(np.abs(grown - q).max() > 4 for q in out):
             out.append(grown)
         if len(out) >= limit:
@@ -317,7 +384,20 @@ def find_card(image: np.ndarray, layout: Any) -> FoundCard:
     """
     geom = card_geometry(layout)
     image = as_bgr(image)
-    found = find_by_markers(image, geom) or find_by_outline(image, geom)
+    found = find_by_markers(image, geom)
+    if found is not None and found.markers_seen < 2:
+        # One marker fixes the card only roughly: take the outline that agrees with it.
+        w, h = geom.size_mm
+        card = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        tol = 0.06 * float(np.linalg.norm(found.corners_px[2] - found.corners_px[0]))
+        for quad in outline_candidates(image, geom.aspect):
+            for s in range(4):
+                q = np.roll(quad, -s, 0)
+                if np.abs(q - found.corners_px).max() < tol:
+                    hom = cv2.getPerspectiveTransform(card, q.astype(np.float32))
+                    return FoundCard(hom, q, "markers+outline", found.markers_seen)
+    if found is None:
+        found = find_by_outline(image, geom)
     if found is None:
         raise CardNotFound(
             "no card found: no marker of the layout and no card-shaped outline "
