@@ -95,13 +95,21 @@ def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):
     assert median > 0
 
 
-def test_the_demo_plays_a_cat_turn_with_the_real_readers(page, tmp_path):
-    dice = pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
-    sigil = pytest.importorskip("vision.sigil", reason="the sigil reader is not on main yet")
-    assert dice and sigil
-    latencies, total, texts, _ = play_demo_turn(page, "real", tmp_path, Processor)
-    assert any(t.startswith("roll 3 5 5") for t in texts)
-    assert any("line 2-7" in t for t in texts)
-    assert total > 0
+def test_the_demo_runs_through_the_real_readers(page, tmp_path):
+    """The real readers in the loop: frames flow, readings reach the page (their accuracy is
+    measured by ``eval``, not here); prints the frame-to-page latency."""
+    pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
+    db = tmp_path / "g.sqlite"
+    hub = Hub(Store(db), {"cat": cat_engine(), "machine": load_engine("machine")})
+    app = create_app(WebConfig(db_path=db, source=None), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/", wait_until="domcontentloaded")
+        page.wait_for_function("window.__doomLatencies.length >= 20", timeout=60_000)
+        page.wait_for_selector("#dice-now .die", timeout=30_000)
+        latencies = page.evaluate("window.__doomLatencies.slice()")
+        shot(page, "demo-live-real")
+        assert page.errors == []
+        events = [e["text"] for e in app.extensions["doom"].live.process.events]
     print(f"frame-to-page latency with the real readers: median "
-          f"{1000 * statistics.median(latencies):.0f} ms over {len(latencies)} frames")
+          f"{1000 * statistics.median(latencies):.0f} ms over {len(latencies)} frames; "
+          f"tracker events: {events[:6]}")
