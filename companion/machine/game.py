@@ -38,8 +38,10 @@ reroll       die, value                           uses one re-roll slot; the die
 shield       die                                  the die's face adds to the shield strength
 attack       part, dice: [id, ...]                1 damage when the dice meet the condition
 end_turn                                          the player phase ends (unplayed dice spent)
-cycle        [part]                               the machine phase, one part at a time, left
-                                                  to right (gears cycle the neighbours too)
+cycle        [part], [locks: [id, ...]]           the machine phase, one part at a time, left
+                                                  to right (gears cycle the neighbours too);
+                                                  ``locks`` names the dice the player chooses
+                                                  for lock icons (default: the lowest free id)
 grow         [part]                               the row slides right and a part is drawn
                                                   (optionally the named one: the card turned
                                                   over at the table); the next turn begins
@@ -251,7 +253,13 @@ def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[
         if not free:
             log.append(f"{who}: no die left to lock")
             return
+        chosen = state.get("_locks") or []
         die = free[0]
+        while chosen:  # the player's choice (cycle event "locks"), if that die is still free
+            want = chosen.pop(0)
+            if any(d["id"] == want for d in free):
+                die = state["dice"][want]
+                break
         if remove_if is not None and _test(state, remove_if):
             die["at"] = "removed"
             log.append(f"{who} locks die {die['id']} and, {remove_if['stat']} being > "
@@ -591,8 +599,16 @@ def _cycle(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     if want is not None and want != pending[0]:
         raise IllegalAction("cycle", f"parts cycle left to right: next is {pending[0]!r}, "
                             f"not {want!r}")
+    locks = event.get("locks", [])
+    if not isinstance(locks, list) or any(
+            isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(state["dice"])
+            or state["dice"][x]["at"] in ("locked", "removed") for x in locks):
+        raise IllegalAction("cycle", f"field 'locks' must list dice that can be locked, "
+                            f"got {locks!r}")
     state["pending"] = pending[1:]
+    state["_locks"] = list(locks)
     _advance(state, pending[0], cat, log)
+    del state["_locks"]
 
 
 def _grow(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:

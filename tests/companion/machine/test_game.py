@@ -583,3 +583,14 @@ def test_legal_actions_are_all_legal(cat):
             action = {**action, "value": 1}
         apply(state, action, cat)
     assert {"type": "attack", "part": "all", "dice": [0, 1, 2]} in actions
+
+
+def test_the_player_chooses_the_locked_die(cat):
+    state = apply(started(cat, row=["all"]), {"type": "end_turn"}, cat)
+    chosen = apply(state, {"type": "cycle", "locks": [3]}, cat)
+    assert [d["id"] for d in chosen["dice"] if d["at"] == "locked"] == [3]
+    assert "_locks" not in chosen
+    default = apply(state, {"type": "cycle"}, cat)
+    assert [d["id"] for d in default["dice"] if d["at"] == "locked"] == [0]
+    refused(state, {"type": "cycle", "locks": [17]}, cat, "dice that can be locked")
+    refused(state, {"type": "cycle", "locks": "3"}, cat, "dice that can be locked")

@@ -57,6 +57,7 @@ junk_event = st.fixed_dictionaries({"type": st.sampled_from(
     "dice": st.one_of(st.lists(st.integers(-1, 11), max_size=4),
                       st.dictionaries(st.sampled_from([str(i) for i in range(11)]),
                                       st.integers(0, 7), max_size=11)),
+    "locks": st.one_of(st.lists(st.integers(-1, 11), max_size=3), st.just("0")),
     "part": st.sampled_from(["sum", "dbl", "eo", "pair", "gt", "all", "brk", "rep", "dmg",
                              "f1", "core", "zzz", ["x"]]),
 })
