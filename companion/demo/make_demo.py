@@ -115,6 +115,7 @@ class DieDraw:
     color: str
     center: tuple[float, float]
     yaw: float
+    ident: int = 0  # the same physical die keeps its look from frame to frame
 
 
 @dataclass
@@ -175,13 +176,15 @@ def _tumble(final: list[tuple[int, str, tuple[float, float]]], k: int, n: int,
         dx = -(260 + 40 * i) * left ** 1.6
         dy = 55 * math.sin(3.0 * left + i) * left
         face = value if k >= n - 2 else int(rng.integers(1, 7))
-        out.append(DieDraw(face, color, (x + dx, y + dy), float(rng.uniform(0, 90))))
+        out.append(DieDraw(face, color, (x + dx, y + dy), float(rng.uniform(0, 90)),
+                           int(x) * 1000 + int(y)))
     return out
 
 
 def _rest(final: list[tuple[int, str, tuple[float, float]]], yaw_seed: int) -> list[DieDraw]:
     rng = np.random.default_rng(yaw_seed)
-    return [DieDraw(v, c, p, float(rng.uniform(0, 90))) for v, c, p in final]
+    return [DieDraw(v, c, p, float(rng.uniform(0, 90)), int(p[0]) * 1000 + int(p[1]))
+            for v, c, p in final]
 
 
 def _writing_hand(points_mm: list[tuple[float, float]], f: float) -> Hand:
@@ -326,7 +329,8 @@ class Renderers:
     def background(self) -> np.ndarray:
         rng = np.random.default_rng(SEED)
         yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
-        grain = np.sin((xx * 0.9 + yy * 0.15 + 18 * np.sin(yy / 41.0)) / 5.0) * 0.5 + 0.5
+        grain = np.sin((xx * 0.9 + yy * 0.12 + 7 * np.sin(yy / 97.0 + xx / 300.0)) / 4.0)
+        grain = grain * 0.5 + 0.5
         base = np.array([95, 135, 175], np.float32)  # warm wood, BGR
         img = base[None, None, :] * (0.82 + 0.18 * grain[..., None])
         img += rng.normal(0, 2.0, (H, W, 1)).astype(np.float32)
@@ -369,11 +373,17 @@ class Renderers:
         if not dice:
             return []
         if self.dice is not None:
-            specs = [self.dice.DieSpec(d.value, d.color, d.center, DIE_SIZE, yaw_deg=d.yaw)
-                     for d in dice]
-            labels = self.dice.draw_dice(frame, specs, rng, tilt_deg=12.0, glare=0.3)
-            return [{"value": lb["value"], "color": d.color, "bbox": list(lb["bbox"]),
-                     "state": lb["state"]} for lb, d in zip(labels, dice, strict=True)]
+            colors = self.dice.COLORS
+            out = []
+            for d in sorted(dice, key=lambda d: d.center[1]):  # farther dice first
+                spec = self.dice.DieSpec(d.value, d.color, d.center, DIE_SIZE, yaw_deg=d.yaw,
+                                         body=colors[d.color][0], pip=colors[d.color][1][0])
+                # one generator per physical die: its body tint stays put from frame to frame
+                label = self.dice.draw_dice(frame, [spec], np.random.default_rng([SEED, d.ident]),
+                                            tilt_deg=12.0, glare=0.0)[0]
+                out.append({"value": label["value"], "color": d.color,
+                            "bbox": list(label["bbox"]), "state": label["state"]})
+            return out
         return [_fallback_die(frame, d) for d in dice]
 
 
