@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,18 @@ def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
+def _inside(point: tuple[float, float], polygon: Sequence[tuple[float, float]]) -> bool:
+    """Whether ``point`` lies inside ``polygon`` (even-odd rule; corners in order)."""
+    x, y = point
+    inside = False
+    n = len(polygon)
+    for i in range(n):
+        (x0, y0), (x1, y1) = polygon[i], polygon[(i + 1) % n]
+        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+            inside = not inside
+    return inside
+
+
 @dataclass
 class _Track:
     id: int
@@ -198,11 +211,15 @@ class DiceTracker:
 
     # ------------------------------------------------------------------ public
     def update(self, reading: DiceReading, t: float, *, hand: bool = False,
+               exclude: Sequence[Sequence[tuple[float, float]]] = (),
                ) -> list[TrackerEvent]:
         """Take one frame's reading at frame time ``t`` (seconds); return the events it settled.
 
         ``hand`` says a hand is in view (if the caller knows); dice vanishing from view count as
-        handling too. Raises ``ValueError`` when ``t`` goes back in time.
+        handling too. ``exclude`` lists polygons (``(x, y)`` pixel corners, origin top-left)
+        whose detections are ignored: pass the outline of each sigil card in view, whose printed
+        candles and markers a dice reader may take for dice. Raises ``ValueError`` when ``t``
+        goes back in time.
         """
         if not isinstance(reading, DiceReading):
             raise TypeError(f"expected a DiceReading, got {type(reading).__name__}")
@@ -211,7 +228,8 @@ class DiceTracker:
         self._t = t
         self._hand = hand
         self._frame += 1
-        detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence]
+        detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence
+                      and not any(_inside(d.center, poly) for poly in exclude)]
         self._associate(detections)
         if hand or any(tr.missed for tr in self._tracks):
             return []

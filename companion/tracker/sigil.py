@@ -13,7 +13,8 @@ Pure logic: no threads, no clock, no I/O. Feed it each frame's
 Every element of a card -- each of the 66 possible lines, each of the 12 candles' crosses, each
 of the 7 top boxes (digit and circle) -- has its own vote over the last ``window`` frames in
 which the reader could see it (an element listed in a frame's ``unknown`` casts no vote in that
-frame, so a hand over the card changes nothing). An element's value changes only when one value
+frame, so a hand over the card changes nothing; a frame in which a hand moves over the card
+casts no vote at all, see ``busy_unknown``). An element's value changes only when one value
 holds at least ``min_votes`` votes and ``share`` of that window: a single noisy frame never
 emits an event. An element never seen yet is reported in :meth:`SigilTracker.state`'s
 ``unknown`` until enough frames have shown it.
@@ -81,11 +82,17 @@ class SigilTrackerConfig:
         Votes one value needs before the element takes it.
     share : float
         Share of the window that value needs (> 0.5, so two values cannot both win).
+    busy_unknown : int
+        A frame whose ``unknown`` lists at least this many elements, and not the same ones as
+        the frame before, shows a hand moving over the card (writing, wiping): it casts no
+        vote, since a pen or an arm makes lines the reader does not know are hidden. Unknowns
+        that stay put (glare, a hand at rest) do not stop the votes.
     """
 
     window: int = 5
     min_votes: int = 3
     share: float = 0.6
+    busy_unknown: int = 5
 
     def __post_init__(self) -> None:
         if self.window < 1 or not 1 <= self.min_votes <= self.window:
@@ -93,6 +100,8 @@ class SigilTrackerConfig:
                              f"{self.window}")
         if not 0.5 < self.share <= 1.0:
             raise ValueError(f"share must lie in (0.5, 1], got {self.share}")
+        if self.busy_unknown < 1:
+            raise ValueError(f"busy_unknown must be 1 or more, got {self.busy_unknown}")
 
 
 @dataclass
@@ -100,6 +109,8 @@ class _Card:
     layout: str
     votes: dict[_Element, deque[Hashable]] = field(default_factory=dict)
     value: dict[_Element, Hashable] = field(default_factory=dict)  # decided elements only
+    last_unknown: tuple[str, ...] = ()
+    busy: bool = False
 
 
 def _observed(state: SigilState) -> dict[_Element, Hashable]:
@@ -135,9 +146,16 @@ class SigilTracker:
     def cards(self) -> tuple[str, ...]:
         return tuple(sorted(self._cards))
 
-    def update(self, card: str, state: SigilState, t: float) -> list[TrackerEvent]:
+    def busy(self, card: str) -> bool:
+        """Whether the last frame of ``card`` showed a hand at work over it (no vote cast)."""
+        entry = self._cards.get(card)
+        return entry is not None and entry.busy
+
+    def update(self, card: str, state: SigilState, t: float, *, hand: bool = False,
+               ) -> list[TrackerEvent]:
         """Take one frame's reading of ``card`` at frame time ``t``; return the events it
-        settled. Raises ``ValueError`` when ``t`` goes back in time."""
+        settled. ``hand`` (if the caller knows) says a hand is over the card: the frame casts
+        no vote. Raises ``ValueError`` when ``t`` goes back in time."""
         if not isinstance(state, SigilState):
             raise TypeError(f"expected a SigilState, got {type(state).__name__}")
         if not isinstance(card, str) or not card:
@@ -149,6 +167,12 @@ class SigilTracker:
         if entry is None or entry.layout != state.layout:
             entry = self._cards[card] = _Card(state.layout)
         cfg = self.config
+        moving = (len(state.unknown) >= cfg.busy_unknown
+                  and state.unknown != entry.last_unknown)
+        entry.last_unknown = state.unknown
+        entry.busy = hand or moving
+        if entry.busy:
+            return []
         changes: list[tuple[_Element, Hashable, Hashable]] = []
         for element, value in _observed(state).items():
             votes = entry.votes.setdefault(element, deque(maxlen=cfg.window))

@@ -293,3 +293,16 @@ def test_a_die_appearing_while_others_roll_is_part_of_the_roll():
     events, _ = run(frames)
     assert [e.text for _, e in events] == [
         "roll settled: 1 2 3 4 5", "re-roll settled: 6 6 (was 4 5); dice now 1 2 3 6 6"]
+
+
+def test_detections_inside_an_excluded_card_outline_are_ignored():
+    # A dice reader may take a sigil card's printed candles for dice: the caller passes the
+    # card's outline and they are ignored.
+    card = [(600.0, 50.0), (900.0, 60.0), (890.0, 500.0), (590.0, 490.0)]
+    candles = [die(1, 700, 150, conf=0.5), die(None, 800, 300, state="unreadable", conf=0.3)]
+    tracker = DiceTracker()
+    events = [e for i in range(8)
+              for e in tracker.update(DiceReading(tuple(THREE + candles)), i / 10,
+                                      exclude=[card])]
+    assert [e.text for e in events] == ["roll settled: 3 5 5"]
+    assert len(tracker.dice()) == 3

@@ -179,3 +179,35 @@ def test_a_single_noisy_frame_changes_nothing(s, noise, before, after):
     noisy, tracker = run([s] * before + [noise] + [s] * after)
     assert noisy == clean
     assert tracker.state("B1") == s
+
+
+_UNDER_HAND = [[f"line {a}-{b}" for a, b in [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (3, 4)][:n]]
+               for n in (5, 6)]
+
+
+def test_a_hand_moving_over_the_card_casts_no_vote():
+    # While a pen moves over the card the reader sees a ghost line 6-8 next to what it hides,
+    # in many frames in a row: those frames are busy (many unknowns, changing), so no event.
+    busy = [state(lines=[(6, 8)], unknown=_UNDER_HAND[i % 2]) for i in range(8)]
+    events, tracker = run([BLANK] * 3 + busy + [state(lines=[(2, 7)])] * 4)
+    assert [text for _, text in events] == ["new line 2-7 on card B1"]
+    assert not tracker.busy("B1")
+    assert tracker.state("B1").lines == ((2, 7),)
+
+
+def test_unknowns_that_stay_put_do_not_stop_the_votes():
+    glare = _UNDER_HAND[1]  # the same six elements hidden in every frame: glare, not a hand
+    events, tracker = run([state(unknown=glare)] * 3 + [state(lines=[(5, 9)], unknown=glare)] * 4)
+    assert [text for _, text in events] == ["new line 5-9 on card B1"]
+    assert not tracker.busy("B1")
+
+
+def test_the_callers_hand_flag_stops_the_votes():
+    tracker = SigilTracker()
+    events = []
+    for i in range(6):
+        events += tracker.update("B1", state(lines=[(1, 4)]), i / 10, hand=True)
+    assert events == [] and tracker.busy("B1")
+    for i in range(6, 9):
+        events += tracker.update("B1", state(lines=[(1, 4)]), i / 10)
+    assert [e.text for e in events] == ["new line 1-4 on card B1"]
