@@ -90,3 +90,20 @@ def test_random_actions_never_corrupt_the_state(cat, seed, hard, steps):
         events.append(event)
         check_invariants(state, cat)
     assert replay(json.loads(json.dumps(events)), cat) == state
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), hard=st.booleans())
+def test_whole_random_games_on_the_shipped_catalogue_keep_the_invariants(seed, hard):
+    from companion.machine.catalogue import load_catalogue
+    from companion.machine.policies import random_policy
+    from companion.machine.simulate import play_game
+
+    shipped = load_catalogue()
+    events: list = []
+    result = play_game(random.Random(seed), random_policy, hard, shipped, events=events)
+    state = replay(events[:1], shipped)
+    for event in events[1:]:
+        state = apply(state, event, shipped)
+        check_invariants(state, shipped)
+    assert state["hp"] == result.hp_left and state["phase"] == "over"
