@@ -66,6 +66,6 @@ def test_cli_refuses_an_unknown_policy(capsys):
 def test_the_shipped_catalogue_is_neither_trivial_nor_hopeless():
     """A loose gate on a fixed seeded set (docs/doom-machine-balance.md has the real table:
     greedy wins about half of 500 normal games); random never comes close."""
-    greedy = simulate(24, "greedy", seed=3)
-    assert 3 <= greedy.wins <= 21
-    assert simulate(100, "random", seed=3).wins < greedy.wins
+    greedy = simulate(16, "greedy", seed=3)
+    assert 2 <= greedy.wins <= 14
+    assert simulate(60, "random", seed=3).wins < greedy.wins
