@@ -58,7 +58,7 @@ from companion.tracker.events import (
 )
 from vision.readings import DiceReading, Die
 
-__all__ = ["DiceTracker", "DiceTrackerConfig", "TrackedDie"]
+__all__ = ["DiceTracker", "DiceTrackerConfig", "TrackedDie", "point_in_polygon"]
 
 _Key = tuple[int | None, str]  # (value, reader state)
 
@@ -147,8 +147,14 @@ def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
-def _inside(point: tuple[float, float], polygon: Sequence[tuple[float, float]]) -> bool:
-    """Whether ``point`` lies inside ``polygon`` (even-odd rule; corners in order)."""
+def point_in_polygon(point: tuple[float, float], polygon: Sequence[tuple[float, float]]) -> bool:
+    """Whether ``point`` lies inside ``polygon`` (even-odd rule; corners in order).
+
+    Convention: ``(x, y)`` pixels, origin top-left.
+
+    >>> point_in_polygon((5, 5), [(0, 0), (10, 0), (10, 10), (0, 10)])
+    True
+    """
     x, y = point
     inside = False
     n = len(polygon)
@@ -229,7 +235,7 @@ class DiceTracker:
         self._hand = hand
         self._frame += 1
         detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence
-                      and not any(_inside(d.center, poly) for poly in exclude)]
+                      and not any(point_in_polygon(d.center, poly) for poly in exclude)]
         self._associate(detections)
         if hand or any(tr.missed for tr in self._tracks):
             return []

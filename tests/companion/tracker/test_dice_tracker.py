@@ -306,3 +306,14 @@ def test_detections_inside_an_excluded_card_outline_are_ignored():
                                       exclude=[card])]
     assert [e.text for e in events] == ["roll settled: 3 5 5"]
     assert len(tracker.dice()) == 3
+
+
+@pytest.mark.parametrize(("point", "inside"), [
+    ((5, 5), True), ((15, 5), False), ((5, -1), False),
+    ((8, 8), False),  # in the notch of the L
+    ((2, 8), True),
+])
+def test_point_in_polygon(point, inside):
+    from companion.tracker.dice import point_in_polygon
+    ell = [(0, 0), (10, 0), (10, 5), (5, 5), (5, 10), (0, 10)]
+    assert point_in_polygon(point, ell) is inside
