@@ -41,9 +41,11 @@ def all_layouts() -> tuple[Any, ...]:
 
 
 @lru_cache(maxsize=64)
-def references(name: str, art: str | None = None) -> tuple[np.ndarray, ...]:
+def references(name: str, art: str | None = None, design: int | None = None,
+               ) -> tuple[np.ndarray, ...]:
     """Blank-card images for layout ``name``: a registered card's ``reference.png``, else the
-    faces the project draws (``art`` "companion" or "printed" narrows them down)."""
+    faces the project draws (``art`` "companion" or "printed", and the printed ``design``,
+    narrow them down; a printed design known this way stands for a registered card)."""
     from companion.doomcat.layouts import registry_dir
 
     ref = registry_dir() / "cards" / name / "reference.png"
@@ -58,7 +60,8 @@ def references(name: str, art: str | None = None) -> tuple[np.ndarray, ...]:
     if art in (None, "companion"):
         out.append(np.asarray(card_face(layout, "companion", 0, REF_PPM).image))
     if art in (None, "printed"):
-        out += [np.asarray(card_face(layout, "printed", d, REF_PPM).image) for d in range(4)]
+        designs = range(4) if design is None else [design]
+        out += [np.asarray(card_face(layout, "printed", d, REF_PPM).image) for d in designs]
     return tuple(out)
 
 
@@ -111,6 +114,15 @@ def _labels(folder: Path) -> list[dict[str, Any]]:
     return doc
 
 
+def _art(cond: Any) -> tuple[str | None, int | None]:
+    """The card art named by a label's conditions: ("companion"|"printed"|None, design)."""
+    if not isinstance(cond, dict):
+        return None, None
+    art = cond.get("art") if cond.get("art") in ("companion", "printed") else None
+    design = cond.get("design")
+    return art, design if isinstance(design, int) and not isinstance(design, bool) else None
+
+
 def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
     """Read every labelled photo of ``folder`` and score the readings (``eval sigil``)."""
     from vision.readings import SigilState
@@ -126,11 +138,10 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
     for i, entry in enumerate(labels):
         truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
         cond = entry.get("conditions") or {}
-        art = cond.get("art") if isinstance(cond, dict) else None
         image = read_image(folder / entry["image"])
         try:
             reading = read_sigil(image, load_layout(truth.layout),
-                                 references(truth.layout, art) or None,
+                                 references(truth.layout, *_art(cond)) or None,
                                  others=all_layouts()).state
             refusal = None
         except BadInput as exc:
@@ -181,19 +192,18 @@ def bench(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     files = image_files(folder)
     layout_of: dict[str, str] = {}
-    art_of: dict[str, str | None] = {}
+    art_of: dict[str, tuple[str | None, int | None]] = {}
     if (folder / "labels.json").is_file():
         for entry in _labels(folder):
             layout_of[entry["image"]] = (entry["sigil"].get("layout") or entry.get("layout"))
-            cond = entry.get("conditions") or {}
-            art_of[entry["image"]] = cond.get("art") if isinstance(cond, dict) else None
+            art_of[entry["image"]] = _art(entry.get("conditions"))
     missing = [f.name for f in files if f.name not in layout_of]
     if missing:
         raise BadInput(f"{folder}: labels.json names no layout for {missing[0]} "
                        f"(and {len(missing) - 1} more)" if len(missing) > 1 else
                        f"{folder}: labels.json names no layout for {missing[0]}")
     read_sigil = _reader()
-    queue = [(load_layout(layout_of[f.name]), references(layout_of[f.name], art_of[f.name]))
+    queue = [(load_layout(layout_of[f.name]), references(layout_of[f.name], *art_of[f.name]))
              for f in files]
     others = all_layouts()
     state = {"i": 0}

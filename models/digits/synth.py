@@ -6,7 +6,9 @@ Three sources of digit shapes, so that no one hand dominates:
 - OpenCV's Hershey stroke fonts (plain, simplex, duplex, complex, triplex, two script fonts,
   upright or italic);
 - this module's own stroke templates (several ways to write each digit), with jittered control
-  points drawn as smooth polylines.
+  points drawn as smooth polylines;
+- the project's synthetic writers (:func:`vision.render.sigil.digit_strokes`: six glyph
+  variants per digit, a slant and proportions per writer), the hands of the rendered photos.
 
 Each sample is an ink crop as the reader sees it (``vision.sigil.digits``: the box plus margins,
 ``CROP`` square, 0 bare card, 1 full ink) after blur, resampling to a random camera resolution,
@@ -94,7 +96,7 @@ def _glyph_hand(rng: np.random.Generator, digit: int, size: int, thick: int,
                 sk_part: str = "train", source: int | None = None) -> np.ndarray:
     """A digit on its own canvas (float 0..1), about ``size`` px tall."""
     canvas = np.zeros((2 * size, 2 * size), np.float32)
-    src = rng.choice(3, p=[0.45, 0.35, 0.2]) if source is None else source
+    src = rng.choice(4, p=[0.3, 0.25, 0.15, 0.3]) if source is None else source
     if src == 0:  # templates
         hand = TEMPLATES[digit][rng.integers(len(TEMPLATES[digit]))]
         aspect = rng.uniform(0.45, 0.85)
@@ -113,6 +115,14 @@ def _glyph_hand(rng: np.random.Generator, digit: int, size: int, thick: int,
         scale = size / max(th, 1)
         cv2.putText(canvas, str(digit), (int(size * 0.6), int(size * 1.5)), font, scale, 1.0,
                     max(1, thick), cv2.LINE_AA)
+    elif src == 3:  # the project's synthetic writers
+        from vision.render.sigil import digit_strokes
+
+        hand = int(rng.integers(0, 1_000_000))
+        for stroke in digit_strokes(digit, rng, hand):
+            pts = stroke * size * np.array([0.62, 1.0]) + size * 0.5
+            cv2.polylines(canvas, [np.round(pts * 4).astype(np.int32)], False, 1.0, thick,
+                          cv2.LINE_AA, shift=2)
     else:  # scikit-learn handwriting
         imgs = _sklearn_digits(sk_part)[digit]
         img = imgs[rng.integers(len(imgs))].astype(np.float32)
@@ -129,12 +139,13 @@ def sample(rng: np.random.Generator, digit: int, circled: bool, *, sk_part: str 
            source: int | None = None) -> np.ndarray:
     """One ink crop (``CROP`` square, float32 0..1) with ``digit`` written in the box.
 
-    ``source`` picks the hand (0 templates, 1 Hershey fonts, 2 scikit-learn scans; random when
-    ``None``); ``sk_part`` which scikit-learn scans ("train" or the held-out "test").
+    ``source`` picks the hand (0 templates, 1 Hershey fonts, 2 scikit-learn scans, 3 the
+    renderer's writers; random when ``None``); ``sk_part`` which scikit-learn scans ("train"
+    or the held-out "test").
     """
     box = HR / (1 + 2 * MARGIN)
     canvas = np.zeros((HR, HR), np.float32)
-    thick = int(rng.integers(2, 8))
+    thick = int(rng.integers(2, 15))
     g = _glyph_hand(rng, digit, int(box * rng.uniform(0.45, 0.8)), thick, sk_part, source)
     # random rotation/shear of the glyph
     gh, gw = g.shape

@@ -112,7 +112,8 @@ def main() -> None:
         print(f"epoch {epoch + 1}: val digit {d_acc:.4f} circle {c_acc:.4f} "
               f"({time.time() - t0:.0f}s)", flush=True)
     for name, src, part in (("templates", 0, "train"), ("hershey", 1, "train"),
-                            ("sklearn held-out scans", 2, "test")):
+                            ("sklearn held-out scans", 2, "test"),
+                            ("renderer writers", 3, "train")):
         d_acc, c_acc = evaluate(net, make_set(1200, args.seed + 2000 + src, sk_part=part,
                                               source=src))
         print(f"held-out {name}: digit {d_acc:.4f} circle {c_acc:.4f}")

@@ -80,6 +80,7 @@ class CardGeometry:
     score_boxes: tuple[tuple[float, float, float, float], ...]
     dictionary: str | None
     markers: tuple[MarkerSpec, ...]
+    must_curve: tuple[tuple[int, int], ...] = ()
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
@@ -119,7 +120,9 @@ def geometry_of(layout: Any) -> CardGeometry:
         top_boxes=tuple(tuple(float(v) for v in b) for b in _get(doc, "top_boxes")),
         score_boxes=tuple(tuple(float(v) for v in b) for b in (_get(doc, "score_boxes") or [])),
         dictionary=_get(markers_doc, "dictionary") if markers else None,
-        markers=markers)
+        markers=markers,
+        must_curve=tuple(tuple(sorted(int(v) for v in p)) for p in (_get(doc, "must_curve")
+                                                                   or [])))
 
 
 @dataclass(frozen=True)

@@ -65,13 +65,19 @@ class SigilConfig:
     band_lanes: int = 25
     curve_touch_mm: float = 1.2
     graze_mm: float = 1.0
+    end_tol_mm: float = 1.8
+    end_mm: float = 2.5
+    end_share: float = 0.7
+    end_anchor: float = 0.5
     curve_margin_mm: float = 2.1
     band_smooth_mm: float = 2.0
     move_penalty: float = 0.08
     wobble_mm: float = 0.9
     explain_radius_mm: float = 1.2
     min_own_share: float = 0.35
-    single_cover: float = 0.75
+    single_cover: float = 0.7
+    end_radius_mm: float = 0.8
+    end_cover: float = 0.8
     line_quantile: float = 0.15
     line_floor: float = 0.32
     line_ceiling: float = 0.75
@@ -148,14 +154,84 @@ class SigilReading:
 
 @dataclass(frozen=True)
 class _Bands:
+    """Sampling grids of the candle-pair bands: one row per (pair, bow hypothesis)."""
+
     pairs: tuple[tuple[int, int], ...]
+    owner: np.ndarray     # (P,) the pair index of each row
     mapx: np.ndarray      # (P*T, K) float32 rectified px
     mapy: np.ndarray
     valid: np.ndarray     # (P, T) bool: sample inside the pair's band (not padding)
     blocked: np.ndarray   # (P, T, K) bool: sample over another candle's disc
     tol_lanes: np.ndarray  # (P,) wobble tolerance around the fitted stroke, in lanes
+    end_ok: np.ndarray    # (P, K) bool: lanes where a line may start/end (near the chord)
+    last: np.ndarray      # (P,) index of the last sample of the band
     T: int
     K: int
+
+
+def _detour(cs: np.ndarray, rs: np.ndarray, a: int, b: int, clearance: float) -> list[float]:
+    """The gentlest parabolic bows (peak offset in mm, + to the left normal of a -> b) of a
+    line from candle a to candle b that passes every other candle at least ``clearance`` mm
+    from its outline (offsets measured across the chord): the gentlest, and the gentlest on
+    the other side when it is nearly as gentle."""
+    d = cs[b] - cs[a]
+    length = float(np.hypot(*d))
+    u = d / length
+    n = np.array([-u[1], u[0]])
+    forbidden = []
+    for c in range(len(cs)):
+        if c in (a, b):
+            continue
+        rel = cs[c] - cs[a]
+        t_c = float(rel @ u) / length
+        if not 0.0 < t_c < 1.0:
+            continue
+        e, k, reach = float(rel @ n), 4 * t_c * (1 - t_c), rs[c] + clearance
+        forbidden.append(((e - reach) / k, (e + reach) / k))
+    options = [0.0] + [v for iv in forbidden for v in iv]
+    allowed = [bw for bw in options if not any(lo + 1e-6 < bw < hi - 1e-6 for lo, hi in forbidden)]
+    if not allowed:
+        return [0.0]
+    best = min(allowed, key=abs)
+    other = [bw for bw in allowed if bw * best < 0]
+    out = [best]
+    if other:
+        alt = min(other, key=abs)
+        if abs(alt) < 1.3 * abs(best):
+            out.append(alt)
+    return out
+
+
+def _bows(cs: np.ndarray, rs: np.ndarray, a: int, b: int, cfg: SigilConfig,
+          must_curve: bool = False) -> list[float]:
+    """Band centre-line hypotheses for pair a-b, as the peak offset (mm, + to the left normal)
+    of a parabolic bow: 0 (straight) when the chord clears every other candle; else a player
+    curves round the candles in the way: the gentlest bow clearing them all, and the bow
+    passing the candle nearest the chord at a clearance."""
+    d = cs[b] - cs[a]
+    length = float(np.hypot(*d))
+    u = d / length
+    n = np.array([-u[1], u[0]])
+    cands: list[tuple[float, float]] = []
+    for c in range(len(cs)):
+        if c in (a, b):
+            continue
+        rel = cs[c] - cs[a]
+        t_c = float(rel @ u) / length
+        e = float(rel @ n)
+        if 0.0 < t_c < 1.0 and abs(e) < rs[c] + cfg.curve_touch_mm:
+            t_c = min(max(t_c, 0.15), 0.85)
+            need = rs[c] + cfg.curve_margin_mm - abs(e)
+            bow = -float(np.copysign(max(0.0, need) / (4 * t_c * (1 - t_c)), e if e else 1.0))
+            cands.append((abs(e) - rs[c], bow))
+    if not cands and not must_curve:
+        return [0.0]
+    out = _detour(cs, rs, a, b, cfg.curve_margin_mm)
+    if cands:
+        nearest = min(cands)[1]
+        if all(abs(nearest - o) >= 1.5 for o in out):
+            out.append(nearest)
+    return out
 
 
 @lru_cache(maxsize=16)
@@ -164,44 +240,34 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
     cs = np.array([c.center for c in geom.candles], np.float64)
     rs = np.array([c.radius for c in geom.candles], np.float64)
     pairs = geom.pairs
-    lengths = []
-    for a, b in pairs:
-        lengths.append(np.hypot(*(cs[b] - cs[a])) - rs[a] - rs[b])
+    rows = [(p, bow) for p, (a, b) in enumerate(pairs)
+            for bow in _bows(cs, rs, a, b, cfg, (a, b) in geom.must_curve)]
+    lengths = [np.hypot(*(cs[b] - cs[a])) - rs[a] - rs[b] for a, b in pairs]
     T = int(np.ceil(max(lengths) / cfg.band_step_mm)) + 1
     K = cfg.band_lanes
-    P = len(pairs)
+    P = len(rows)
     mapx = np.full((P, T, K), -10.0, np.float32)
     mapy = np.full((P, T, K), -10.0, np.float32)
     valid = np.zeros((P, T), bool)
     blocked = np.zeros((P, T, K), bool)
     tol = np.zeros(P)
+    end_ok = np.zeros((P, K), bool)
+    last = np.zeros(P, np.int64)
     lanes = np.linspace(-1.0, 1.0, K)
-    for p, (a, b) in enumerate(pairs):
+    for p, (pair_index, bow) in enumerate(rows):
+        a, b = pairs[pair_index]
         d = cs[b] - cs[a]
         length = float(np.hypot(*d))
         u = d / length
         n = np.array([-u[1], u[0]])
         half = cfg.band_half_width_mm + cfg.band_bow_share * length
-        # a line whose chord would touch another candle bows round it: centre the band on
-        # the bow (a parabola passing the candle at a clearance) instead of the chord
-        bow = 0.0
-        for c in range(len(cs)):
-            if c in (a, b):
-                continue
-            rel = cs[c] - cs[a]
-            t_c = float(rel @ u) / length
-            e = float(rel @ n)
-            if 0.0 < t_c < 1.0 and abs(e) < rs[c] + cfg.curve_touch_mm:
-                t_c = min(max(t_c, 0.15), 0.85)
-                need = rs[c] + cfg.curve_margin_mm - abs(e)
-                b_c = -np.copysign(max(0.0, need) / (4 * t_c * (1 - t_c)), e if e else 1.0)
-                if abs(b_c) > abs(bow):
-                    bow = b_c
         if bow:
             half += cfg.band_bow_extra_mm
         tol[p] = cfg.wobble_mm / (2 * half / (K - 1))
+        end_ok[p] = np.abs(lanes * half) <= max(cfg.end_tol_mm, half / (K - 1))
         t0, t1 = rs[a], length - rs[b]
         nt = int(np.floor((t1 - t0) / cfg.band_step_mm)) + 1
+        last[p] = nt - 1
         ts = t0 + np.arange(nt) * cfg.band_step_mm
         centre = bow * 4 * (ts / length) * (1 - ts / length)
         offs = centre[:, None] + (lanes * half)[None, :]                    # (nt, K)
@@ -215,8 +281,9 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
                 continue
             dist = np.hypot(pts[..., 0] - cs[c][0], pts[..., 1] - cs[c][1])
             blocked[p, :nt] |= dist < rs[c] - cfg.graze_mm
-    return _Bands(pairs, mapx.reshape(P * T, K), mapy.reshape(P * T, K), valid, blocked, tol,
-                  T, K)
+    owner = np.array([r[0] for r in rows], np.int64)
+    return _Bands(pairs, owner, mapx.reshape(P * T, K), mapy.reshape(P * T, K), valid, blocked,
+                  tol, end_ok, last, T, K)
 
 
 def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
@@ -255,7 +322,7 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     longest uninked run of its path in mm (P,), and each pair's fitted path in rectified px
     (only its seen samples)."""
     bands = _bands(geom, cfg)
-    P, T, K = len(bands.pairs), bands.T, bands.K
+    P, T, K = len(bands.owner), bands.T, bands.K
     level = max(maps.contrast, 0.05)
     stack = np.dstack([maps.ink / level, maps.hidden.astype(np.float32),
                        maps.glare.astype(np.float32), maps.blind.astype(np.float32)])
@@ -273,13 +340,23 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         v = (c[:, hi] - c[:, lo]) / (hi - lo)[None, :, None]
         v[bands.blocked] = 0.0
     v = v * bands.valid[..., None]
-    lanes = _best_paths(v.astype(np.float32), cfg.move_penalty)
+    # a line starts and ends at the candle outlines, facing the other candle: the path must
+    # leave and reach them near the chord (a stroke passing beside a candle does not end there)
+    vd = v.astype(np.float32)
+    rows = np.arange(P)
+    vd[rows, 0] = np.where(bands.end_ok, vd[rows, 0], -5.0)
+    vd[rows, bands.last] = np.where(bands.end_ok, vd[rows, bands.last], -5.0)
+    lanes = _best_paths(vd, cfg.move_penalty)
     # a drawn line is one smooth stroke: fit a cubic to the path (weighted by its ink) and read
     # the ink along the fit, within a wobble tolerance; a path that jumps from one stroke to
     # another (two lines meeting near the pair) loses the part it cannot follow
     t_norm = np.arange(T, dtype=np.float64) / max(T - 1, 1)
     vand = np.stack([t_norm ** d for d in range(4)], axis=1)                 # (T, 4)
     w = np.take_along_axis(v, lanes[..., None], axis=2)[..., 0] * bands.valid + 1e-3
+    # the stroke starts and ends at the candles: anchor the fit there firmly
+    anchor = cfg.end_anchor * w.sum(axis=1)
+    w[rows, 0] += anchor
+    w[rows, bands.last] += anchor
     a_mat = np.einsum("pt,ti,tj->pij", w, vand, vand) + 1e-6 * np.eye(4)
     b_vec = np.einsum("pt,ti,pt->pi", w, vand, lanes.astype(np.float64))
     coef = np.linalg.solve(a_mat, b_vec[..., None])[..., 0]
@@ -319,59 +396,97 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         run = np.where(empty[:, t], run + 1, 0)
         np.maximum(best, run, out=best)
     gaps = best * cfg.band_step_mm
-    strengths = {pair: (float(q[p]) if enough[p] else None)
-                 for p, pair in enumerate(bands.pairs)}
-    paths = [pts[p][seen[p]] for p in range(P)]
-    return strengths, gaps, paths
+    # ink where the stroke leaves and reaches the candles: along the anchored fit, over the
+    # first and last end_mm of the band (inf when nothing can be seen there)
+    n_end = max(1, round(cfg.end_mm / cfg.band_step_mm))
+    tt = np.arange(T)[None, :]
+    ends = np.full(P, np.inf)
+    for sel in ((tt < n_end) & seen, (tt > bands.last[:, None] - n_end) & seen):
+        cnt = sel.sum(1)
+        e = np.where(sel, vp, 0.0).sum(1) / np.maximum(cnt, 1)
+        ends = np.minimum(ends, np.where(cnt > 0, e, np.inf))
+    # and near the chord at both outlines, whatever the path did
+    t3 = tt[..., None]
+    clear = (samp[..., 1] < 0.5) & (samp[..., 2] < 0.5) & (samp[..., 3] < 0.5)
+    near = bands.end_ok[:, None, :] & bands.valid[..., None] & clear
+    for sel in ((t3 < n_end) & near, (t3 > bands.last[:, None, None] - n_end) & near):
+        e = np.where(sel, v, -1.0).reshape(P, -1).max(1)
+        ends = np.minimum(ends, np.where(sel.reshape(P, -1).any(1), e, np.inf))
+    # per pair, the bow hypothesis with the strongest evidence
+    score = np.where(enough, q, -np.inf)
+    strengths: dict[tuple[int, int], float | None] = {}
+    best_rows = []
+    for i, pair in enumerate(bands.pairs):
+        rows_i = np.nonzero(bands.owner == i)[0]
+        r = int(rows_i[np.argmax(score[rows_i])])
+        best_rows.append(r)
+        strengths[pair] = float(q[r]) if enough[r] else None
+    br = np.array(best_rows)
+    paths = [pts[r][seen[r]] for r in br]
+    return strengths, np.stack([gaps[br], ends[br]], 1), paths
 
 
-def _explain_away(chosen: list[int], paths: list[np.ndarray], shape: tuple[int, int],
-                  cfg: SigilConfig) -> list[int]:
+def _explain_away(chosen: list[int], paths: list[np.ndarray], pairs: Sequence[tuple[int, int]],
+                  shape: tuple[int, int], cfg: SigilConfig) -> list[int]:
     """Drop chosen pairs whose ink belongs to other chosen lines.
 
-    Two cases: a pair whose path lies along one longer line (a line passing close by a candle
-    on its way elsewhere traces a path for the pairs it passes), and a pair whose path is
-    mostly the ink of several other lines (two lines meeting or crossing near a pair). The
-    most explained goes first; the rest are checked again.
+    1. Passing by: a line that passes close to a candle on its way elsewhere traces a path for
+       the pair ending at that candle; the pair's own end then lies on that line. A pair lying
+       along another line but ending with ink of its own (two lines from one candle running
+       close together) is kept.
+    2. Pieced together: a path made of pieces of two or more other lines (two lines meeting or
+       crossing near a pair).
+    The most explained goes first; the rest are checked again.
     """
     s = cfg.px_per_mm
     scale = 2.0 / s  # work at 2 px/mm
     h, w = int(shape[0] * scale) + 1, int(shape[1] * scale) + 1
-    thick = max(1, round(2 * cfg.explain_radius_mm * 2.0))
-    masks, where = {}, {}
+    masks, tight, where = {}, {}, {}
     for p in chosen:
-        m = np.zeros((h, w), np.uint8)
-        if len(paths[p]) >= 2:
-            cv2.polylines(m, [np.round(paths[p] * scale * 4).astype(np.int32)], False, 1,
-                          thick, cv2.LINE_8, 2)
-        masks[p] = m
+        for store, radius in ((masks, cfg.explain_radius_mm), (tight, cfg.end_radius_mm)):
+            m = np.zeros((h, w), np.uint8)
+            if len(paths[p]) >= 2:
+                cv2.polylines(m, [np.round(paths[p] * scale * 4).astype(np.int32)], False, 1,
+                              max(1, round(2 * radius * 2.0)), cv2.LINE_8, 2)
+            store[p] = m
         where[p] = np.clip(np.round(paths[p] * scale).astype(np.int64), 0, [w - 1, h - 1])
-
-    def cover(p: int, q: int) -> float:
-        ij = where[p]
-        return float(masks[q][ij[:, 1], ij[:, 0]].mean()) if len(ij) else 0.0
-
+    n_end = max(2, round(cfg.end_mm / cfg.band_step_mm))
     keep = list(chosen)
-    cov = {(p, q): cover(p, q) for p in keep for q in keep if p != q}
     while len(keep) > 1:
-        # 1. explained by one longer line
-        best, best_c = None, cfg.single_cover
+        # 1. passing by
+        best, best_c = None, 0.0
         for p in keep:
+            ij = where[p]
+            if len(ij) < 2 * n_end:
+                continue
             for q in keep:
-                if p != q and cov[p, q] >= best_c and cov[q, p] < cov[p, q] - 0.1:
-                    best, best_c = p, cov[p, q]
+                if q == p:
+                    continue
+                cov = float(masks[q][ij[:, 1], ij[:, 0]].mean())
+                if cov < cfg.single_cover:
+                    continue
+                shared = set(pairs[p]) & set(pairs[q])
+                for end, sl in ((pairs[p][0], slice(0, n_end)), (pairs[p][1], slice(-n_end, None))):
+                    if end in shared:
+                        continue
+                    e = ij[sl]
+                    c_end = float(tight[q][e[:, 1], e[:, 0]].mean())
+                    if c_end >= cfg.end_cover and cov > best_c:
+                        best, best_c = p, cov
         if best is not None:
             keep.remove(best)
             continue
-        # 2. explained by several lines together
-        total = sum(masks[p].astype(np.int16) for p in keep)
+        # 2. pieced together
         worst, worst_own = None, 1.0
         for p in keep:
             ij = where[p]
-            if len(ij) == 0:
+            if len(ij) == 0 or len(keep) < 3:
                 continue
-            others = total[ij[:, 1], ij[:, 0]] - masks[p][ij[:, 1], ij[:, 0]]
-            own = float((others <= 0).mean())
+            hits = np.stack([masks[q][ij[:, 1], ij[:, 0]] for q in keep if q != p])
+            share = hits.mean(axis=1)
+            if share.max() > cfg.single_cover or (share >= 0.2).sum() < 2:
+                continue
+            own = float((hits.sum(axis=0) == 0).mean())
             if own < worst_own:
                 worst, worst_own = p, own
         if worst is None or worst_own >= cfg.min_own_share:
@@ -725,10 +840,11 @@ def read_sigil(image: np.ndarray, layout: Any,
     for p, (pair, st) in enumerate(strengths.items()):
         if st is None:
             unknown.append(f"line {pair[0]}-{pair[1]}")
-        elif st >= t_line and gaps[p] <= cfg.line_max_gap_mm:
+        elif (st >= t_line and gaps[p, 0] <= cfg.line_max_gap_mm
+              and gaps[p, 1] >= cfg.end_share * t_line):
             chosen.append(p)
     pairs = geom.pairs
-    lines = [pairs[p] for p in _explain_away(chosen, paths, maps.ink.shape, cfg)]
+    lines = [pairs[p] for p in _explain_away(chosen, paths, pairs, maps.ink.shape, cfg)]
 
     cross = _cross_evidence(maps, geom, cfg)
     t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
