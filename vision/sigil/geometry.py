@@ -263,6 +263,51 @@ def _refine_quad(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return np.array(out, np.float32)
 
 
+def _long_sides_quad(poly: np.ndarray) -> np.ndarray | None:
+    """A quadrilateral from the four longest sides of a convex polygon (nearly collinear
+    neighbouring sides merged first), or None."""
+    n = len(poly)
+    if not 5 <= n <= 12:
+        return None
+    edges = [(poly[k].astype(np.float64), poly[(k + 1) % n].astype(np.float64)) for k in range(n)]
+    merged: list[tuple[np.ndarray, np.ndarray]] = []
+    for p, q in edges:
+        if merged:
+            p0, q0 = merged[-1]
+            d0, d1 = q0 - p0, q - p
+            cos = float(d0 @ d1 / max(np.linalg.norm(d0) * np.linalg.norm(d1), 1e-9))
+            if cos > 0.99:
+                merged[-1] = (p0, q)
+                continue
+        merged.append((p, q))
+    if len(merged) > 1:
+        p0, q0 = merged[0]
+        p1, q1 = merged[-1]
+        d0, d1 = q0 - p0, q1 - p1
+        if float(d0 @ d1 / max(np.linalg.norm(d0) * np.linalg.norm(d1), 1e-9)) > 0.99:
+            merged[0] = (p1, q0)
+            merged.pop()
+    if len(merged) < 4:
+        return None
+    lengths = [float(np.linalg.norm(q - p)) for p, q in merged]
+    keep = sorted(np.argsort(lengths)[-4:])
+    lines = []
+    for k in keep:
+        p, q = merged[k]
+        d = (q - p) / max(np.linalg.norm(q - p), 1e-9)
+        lines.append(np.array([d[0], d[1], p[0], p[1]]))
+    out = []
+    for k in range(4):
+        pt = _intersect(lines[k - 1], lines[k])
+        if pt is None:
+            return None
+        out.append(pt)
+    quad = np.array(out, np.float32)
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
+        return None
+    return quad
+
+
 def _masks(small: np.ndarray) -> list[np.ndarray]:
     """Binary images in which a card may stand out as one blob or one closed outline."""
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -311,7 +356,21 @@ def find_by_outline(image: np.ndarray, geom: CardGeometry, *, min_area: float = 
                 if len(approx) == 4:
                     quad = approx.reshape(4, 2).astype(np.float32)
                     break
-            if quad is None or not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
+            if quad is None:
+                # something over an edge (a hand) adds corners: the card's sides are still the
+                # four longest straight runs of the outline
+                quad = _long_sides_quad(cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2))
+                if quad is None:
+                    continue
+                if not min_area * area_img <= cv2.contourArea(quad) <= max_area * area_img:
+                    continue
+                sides = [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
+                a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+                if max(a, b) / max(min(a, b), 1e-6) > ratio_card * 1.9:
+                    continue
+                cands.append((cv2.contourArea(quad) * 0.9, quad / scale))
+                continue
+            if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
                 continue
             if cv2.contourArea(quad) < 0.85 * cv2.contourArea(hull):
                 continue

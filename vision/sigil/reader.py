@@ -110,8 +110,9 @@ class SigilConfig:
     # bad input
     min_card_px: float = 60.0
     min_contrast: float = 0.12
-    min_match: float = 0.25
-    refine_candidates: int = 1
+    min_match: float = 0.2
+    refine_candidates: int = 2
+    good_match: float = 0.55
     model_path: str = str(dg.MODEL_PATH)
 
 
@@ -724,7 +725,9 @@ def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
     scored.sort(key=lambda x: -x[0])
     best: tuple[float, np.ndarray, int] | None = None
-    for score, h0, i in scored[:cfg.refine_candidates]:
+    for n, (score, h0, i) in enumerate(scored[:cfg.refine_candidates]):
+        if n and best is not None and best[0] >= cfg.good_match:
+            break  # the first candidate is clearly the card: no need to look further
         h1 = _refine_ecc(image, h0, geom, refs[i])
         if h1 is not None:
             s1 = float((_match_image(image, h1, geom) * _ref_match(refs[i], geom)).sum())
