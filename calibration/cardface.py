@@ -205,8 +205,13 @@ def _common_items(geom: CardGeometry, *, line: RGB, candle_fill: RGB | None, tex
     items: list[Item] = []
     w, h = geom.size_mm
     if geom.vertical_x is not None:
-        items.append(Poly(((geom.vertical_x, 2.0), (geom.vertical_x, h - 2.0)), 0.35, divider,
-                          dash=(0.35, 1.6)))
+        # The vertical divider splits the candle area: it stops short of the boxes, so that no
+        # dotted line runs through a digit.
+        x = geom.vertical_x
+        top = max([2.0] + [b[3] + 1.5 for b in geom.top_boxes if b[0] - 1 <= x <= b[2] + 1])
+        bottom = min([h - 2.0] + [b[1] - 1.5 for b in geom.score_boxes
+                                  if b[0] - 1 <= x <= b[2] + 1])
+        items.append(Poly(((x, top), (x, bottom)), 0.35, divider, dash=(0.35, 1.6)))
     if geom.horizontal_y is not None:
         items.append(Poly(((2.0, geom.horizontal_y), (w - 2.0, geom.horizontal_y)), 0.35,
                           divider, dash=(0.35, 1.6)))

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 import struct
+import subprocess
 import zlib
 
 import cv2
@@ -152,3 +154,21 @@ def test_cards_print_command(tmp_path, capsys, argv, code):
     assert main(["cards", "print", *argv]) == code
     err = capsys.readouterr().err
     assert (err == "") == (code == 0)
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None,
+                    reason="pdftoppm (poppler-utils) is not installed: no real PDF renderer")
+def test_a_real_pdf_renderer_shows_the_markers_at_true_size(tmp_path):
+    layout = load_layout("C")
+    geom = card_geometry(layout)
+    pdf = write_card(layout, tmp_path / "c.pdf")
+    subprocess.run(["pdftoppm", "-r", "254", "-png", str(pdf), str(tmp_path / "page")],
+                   check=True, timeout=60)
+    page = cv2.imread(str(next(tmp_path.glob("page*.png"))))
+    ppm = 10.0                                   # 254 dpi
+    assert abs(page.shape[1] - A4_MM[0] * ppm) <= 1 and abs(page.shape[0] - A4_MM[1] * ppm) <= 1
+    found = _detect(page, geom.marker_dictionary)
+    assert set(found) == {m.id for m in geom.markers}
+    ox, oy = (A4_MM[0] - geom.width) / 2, (A4_MM[1] - geom.height) / 2
+    for m in geom.markers:
+        assert np.abs(found[m.id] - (m.corners() + np.array([ox, oy])) * ppm).max() < 2.0
