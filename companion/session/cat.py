@@ -45,6 +45,7 @@ FACE = {"type": "integer", "minimum": 1, "maximum": 6}
 CANDLE = {"type": "integer", "minimum": 0, "maximum": 11}
 LINE = {"type": "array", "items": CANDLE, "minItems": 2, "maxItems": 2}
 SOURCE = {"enum": ["camera", "manual"]}
+LAYOUT_NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,32}$"}
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,17 @@ class Pieces:
 
 @dataclass(frozen=True)
 class CatState:
-    """The engine's state, the roll as read, and each player's pieces of the current turn."""
+    """The engine's state, the roll as read, and each player's pieces of the current turn.
+
+    ``before_roll`` is the engine's state before the current roll was applied (a roll read
+    again before anyone moved replaces it); None while the roll is not applied.
+    """
 
     game: Any
     setup: Mapping[str, Any]
     roll: tuple[int | None, ...] | None = None
+    before_roll: Any = None
     pieces: tuple[Pieces, ...] = ()
-    tiebreak: tuple[int, ...] | None = None
     notes: tuple[str, ...] = field(default=())
 
 
@@ -93,51 +98,59 @@ class CatAdapter:
     # -- schemas -------------------------------------------------------------------------
     def setup_schema(self) -> dict[str, Any]:
         return {
-            "type": "object", "required": ["players", "goals"], "additionalProperties": False,
+            "type": "object", "required": ["players", "cards", "goals"],
+            "additionalProperties": False,
             "properties": {
                 "players": {"type": "array", "minItems": 1, "maxItems": 6, "items": {
-                    "type": "object", "required": ["name", "letters"],
-                    "additionalProperties": False, "properties": {
-                        "name": {"type": "string", "minLength": 1, "maxLength": 24},
-                        "letters": {"type": "array", "minItems": 2, "maxItems": 2,
-                                    "items": {"type": "string", "pattern":
-                                              "^[A-Za-z0-9_-]{1,32}$"}},
-                        "familiar": {"type": ["string", "null"],
-                                     "pattern": "^F0[1-9]$"}}}},
+                    "type": "object", "required": ["name"], "additionalProperties": False,
+                    "properties": {"name": {"type": "string", "minLength": 1,
+                                            "maxLength": 24}}}},
+                "cards": {"type": "array", "minItems": 2, "maxItems": 2, "items": LAYOUT_NAME},
                 "goals": {"type": "array", "minItems": 2, "maxItems": 3, "uniqueItems": True,
                           "items": {"type": "integer", "minimum": 1, "maximum": 27}},
+                "familiar_mode": {"enum": ["none", "one-for-all", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
-                "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric"]},
                 "demo": {"type": "boolean"},
             }}
 
     def event_schema(self) -> dict[str, Any]:
         return {"type": "object", "required": ["type"], "additionalProperties": False,
                 "properties": {
-                    "type": {"enum": ["roll", "write", "line", "cross", "turn", "tiebreak"]},
+                    "type": {"enum": ["roll", "write", "line", "cross", "turn", "toad",
+                                      "tiebreak"]},
                     "dice": {"type": "array", "minItems": 2, "maxItems": 3,
                              "items": {"anyOf": [FACE, {"type": "null"}]}},
-                    "player": PLAYER, "card": CARD, "value": FACE, "line": LINE,
-                    "cross": CANDLE, "candle": CANDLE, "box": {"type": "integer", "minimum": 0,
-                                                               "maximum": 6},
+                    "player": PLAYER, "card": CARD, "value": FACE,
+                    "line": {"anyOf": [LINE, {"type": "null"}]},
+                    "cross": {"anyOf": [CANDLE, {"type": "null"}]}, "candle": CANDLE,
+                    "wild": {"type": "array", "items": FACE, "minItems": 2, "maxItems": 2},
+                    "box": {"type": "integer", "minimum": 0, "maximum": 6},
                     "source": SOURCE,
                 }}
 
     def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in setup.items()}
-        for i, player in enumerate(out["players"]):
-            for letter in player["letters"]:
-                try:
-                    self.layout(letter)
-                except Exception as exc:   # BadInput / DataFileError from the loader
-                    raise Refused(f"player {i + 1}: sigil {letter!r}: {exc}") from None
+        out = dict(setup)
+        for letter in out["cards"]:
+            try:
+                self.layout(letter)
+            except Exception as exc:   # BadInput / DataFileError from the loader
+                raise Refused(f"sigil card {letter!r}: {exc}") from None
+        names = [p["name"].strip() for p in out["players"]]
+        if len(set(names)) != len(names):
+            raise Refused("two players have the same name")
+        out["players"] = [{"name": n} for n in names]
+        mode = out.get("familiar_mode", "none")
+        if mode == "solo" and len(names) != 1:
+            raise Refused("a solo familiar game has one player")
+        if mode == "none":
+            out.pop("familiar", None)
         self.rules.check_setup(out)
         return out
 
     # -- folding -------------------------------------------------------------------------
     def initial(self, setup: Mapping[str, Any]) -> CatState:
         game = self.rules.new(setup)
-        return CatState(game, setup, None, tuple(Pieces() for _ in setup["players"]))
+        return CatState(game, setup, None, None, tuple(Pieces() for _ in setup["players"]))
 
     def apply(self, state: CatState, event: Mapping[str, Any]) -> CatState:
         t = event["type"]
@@ -146,84 +159,113 @@ class CatAdapter:
         if t == "tiebreak":
             return self._tiebreak(state, event)
         player = self._player(state, event)
-        if self.rules.phase(state.game) == "over":
+        if t == "toad":
+            if self.rules.phase(state.game) != "setup":
+                raise Refused("wild numbers are chosen before the first roll")
+            return replace(state, game=self.rules.engine_event(state.game, {
+                "type": "setup", "player": self._name(state, player),
+                "wild": list(event["wild"])}))
+        phase = self.rules.phase(state.game)
+        if phase == "over":
             raise Refused("the game is over")
+        if phase == "setup":
+            raise Refused("players with the Toad choose their wild numbers first")
         if state.roll is None or any(v is None for v in state.roll):
             raise Refused("roll the dice first" if state.roll is None else
                           "say the value of the unread die first (click it)")
         if self.rules.done(state.game, player):
             raise Refused(f"{self._name(state, player)} has finished this turn: wait for the "
                           "next roll")
-        have = state.pieces[player]
+        new = self._merge(state.pieces[player], event)
+        options = self.rules.options(state.game, player)
+        fit = [o for o in options if _fits(new, o)]
+        if not fit:
+            raise Refused(self.rules.explain(state.game, player, new.to_json()))
+        complete = new.value is not None and (
+            new.line is not None or all(o["line"] is None for o in fit)) and (
+            new.cross is not None or all(o["cross"] is None for o in fit))
+        if not complete:
+            return _with_pieces(state, player, new)
+        game = self.rules.move(state.game, player, fit[0])
+        state = replace(_with_pieces(state, player, Pieces()), game=game)
+        if self.rules.phase(game) != "turn":   # everyone has played: the dice pass
+            state = replace(state, roll=None, before_roll=None)
+        return state
+
+    @staticmethod
+    def _merge(have: Pieces, event: Mapping[str, Any]) -> Pieces:
+        t = event["type"]
         if t == "turn":
-            new = Pieces(event["card"], event["value"], _pair(event["line"]), event["cross"])
+            line = event.get("line")
+            new = Pieces(event["card"], event["value"], None if line is None else _pair(line),
+                         event.get("cross"))
             if any(getattr(have, k) is not None and getattr(have, k) != getattr(new, k)
                    for k in ("card", "value", "line", "cross")):
                 raise Refused("this turn disagrees with what was already written or drawn")
-        else:
-            card = event["card"]
-            if have.card is not None and have.card != card:
-                raise Refused(f"this turn is played on card {have.card + 1}: the number, the "
-                              "line and the cross all go on the same Sigil Card")
-            if t == "write":
-                if have.value is not None:
-                    raise Refused("a number is already written this turn")
-                new = replace(have, card=card, value=event["value"])
-            elif t == "line":
-                if have.line is not None:
-                    raise Refused("a line is already drawn this turn (one line per turn)")
-                new = replace(have, card=card, line=_pair(event["line"]))
-            else:
-                if have.cross is not None:
-                    raise Refused("a candle is already crossed this turn (one per turn)")
-                new = replace(have, card=card, cross=event.get("candle", event.get("cross")))
-        options = self.rules.options(state.game, player)
-        if not any(_fits(new, o) for o in options):
-            raise Refused(self.rules.explain(state.game, player, new.to_json()) or
-                          "no legal turn allows this")
-        if None in (new.card, new.value, new.line, new.cross):
-            return _with_pieces(state, player, new)
-        game = self.rules.turn(state.game, player, new.to_json())
-        state = replace(_with_pieces(state, player, Pieces()), game=game)
-        if self.rules.phase(game) != "turn":   # everyone has played: the dice pass
-            state = replace(state, roll=None)
-        return state
+            return new
+        card = event["card"]
+        if have.card is not None and have.card != card:
+            raise Refused(f"this turn is played on card {have.card + 1}: the number, the "
+                          "line and the cross all go on the same Sigil Card")
+        if t == "write":
+            if have.value is not None:
+                raise Refused("a number is already written this turn")
+            return replace(have, card=card, value=event["value"])
+        if t == "line":
+            if have.line is not None:
+                raise Refused("a line is already drawn this turn (one line per turn)")
+            if event.get("line") is None:
+                raise Refused("say which two candles the line joins")
+            return replace(have, card=card, line=_pair(event["line"]))
+        if have.cross is not None:
+            raise Refused("a candle is already crossed this turn (one per turn)")
+        return replace(have, card=card, cross=event.get("candle", event.get("cross")))
 
     def _roll(self, state: CatState, event: Mapping[str, Any]) -> CatState:
         dice = tuple(event["dice"])
         if len(dice) != 3:
             raise Refused("a Doom Cat roll is three dice")
         phase = self.rules.phase(state.game)
-        if phase == "over":
-            raise Refused("the game is over")
-        started = any(p != Pieces() for p in state.pieces) or any(
-            self.rules.done(state.game, i) for i in range(len(state.pieces)))
-        if phase == "turn" and started:
-            raise Refused("the players are still using this roll: finish the turn first")
-        if state.roll is not None and phase == "turn" and not started \
-                and None not in state.roll and None not in dice:
-            # the roll was re-read before anyone moved: the new reading replaces it
-            game = self.rules.unroll(state.game)
-        else:
-            game = state.game
+        if phase in ("over", "tiebreak"):
+            raise Refused("the game is over after 14 turns (all 7 boxes on top of both cards "
+                          "are full)")
+        if phase == "setup":
+            raise Refused("players with the Toad choose their wild numbers first")
+        base = state.game
+        if phase == "turn":
+            started = any(p != Pieces() for p in state.pieces) or any(
+                self.rules.done(state.game, i) for i in range(len(state.pieces)))
+            if started:
+                raise Refused("the players are still using this roll: finish the turn first")
+            base = state.before_roll   # the roll was read again before anyone moved
         if None in dice:
-            return replace(state, game=game, roll=dice)
-        return replace(state, game=self.rules.roll(game, list(dice)), roll=dice)
+            return replace(state, game=base, roll=dice, before_roll=None)
+        return replace(state, game=self.rules.roll(base, list(dice)), roll=dice,
+                       before_roll=base)
 
     def _tiebreak(self, state: CatState, event: Mapping[str, Any]) -> CatState:
         if self.rules.phase(state.game) != "tiebreak":
             raise Refused("there is no tie to break")
-        game = self.rules.tiebreak(state.game, dict(event))
-        return replace(state, game=game)
+        if "dice" in event:
+            if len(event["dice"]) != 2 or None in event["dice"]:
+                raise Refused("the tie-break roll is two dice")
+            engine_event = {"type": "tiebreak_roll", "dice": list(event["dice"])}
+        else:
+            player = self._player(state, {**event, "type": "line"}) if "card" in event else None
+            if player is None:
+                raise Refused("say which player draws the tie-break line, on which card")
+            engine_event = {"type": "tiebreak_line", "player": self._name(state, player),
+                            "card": event["card"], "line": event.get("line")}
+        return replace(state, game=self.rules.engine_event(state.game, engine_event))
 
     def _player(self, state: CatState, event: Mapping[str, Any]) -> int:
-        if "player" not in event or "card" not in event:
+        if "player" not in event or ("card" not in event and event["type"] != "toad"):
             raise Refused("say which player and which card")
         p = event["player"]
         if p >= len(state.pieces):
             raise Refused(f"there is no player {p + 1} in this game")
         need = {"write": ("value",), "line": ("line",), "cross": ("candle",),
-                "turn": ("value", "line", "cross")}[event["type"]]
+                "turn": ("value", "line", "cross"), "toad": ("wild",)}[event["type"]]
         missing = [k for k in need if k not in event and not (k == "candle" and "cross" in event)]
         if missing:
             raise Refused(f"a {event['type']} needs {', '.join(missing)}")
@@ -235,10 +277,9 @@ class CatAdapter:
 
     # -- the camera ----------------------------------------------------------------------
     def card_layout(self, state: CatState, player: int, card: int) -> str | None:
-        players = state.setup["players"]
-        if not 0 <= player < len(players) or card not in (0, 1):
+        if not 0 <= player < len(state.setup["players"]) or card not in (0, 1):
             return None
-        return str(players[player]["letters"][card])
+        return str(state.setup["cards"][card])
 
     def from_tracker(self, state: CatState, doc: Mapping[str, Any]) -> dict[str, Any] | None:
         """A session event from a tracker event (``companion.tracker`` JSON), or None.
@@ -249,6 +290,8 @@ class CatAdapter:
         kind = doc.get("kind")
         if kind == "roll":
             values = list(doc.get("values", []))
+            if self.rules.phase(state.game) == "tiebreak" and len(values) == 2:
+                return {"type": "tiebreak", "dice": values, "source": "camera"}
             if len(values) != 3:
                 raise Refused(f"the camera sees {len(values)} dice; Doom Cat rolls three")
             if self.rules.phase(state.game) == "turn" and (
@@ -274,31 +317,52 @@ class CatAdapter:
     def view(self, state: CatState) -> dict[str, Any]:
         g = state.game
         phase = self.rules.phase(g)
-        if phase == "turn" and state.roll is not None and None in state.roll:
+        if phase in ("turn", "roll") and state.roll is not None and None in state.roll:
             phase = "roll"
+        sc = self.rules.scores(g)
         players = []
         for p, player in enumerate(state.setup["players"]):
+            mine = sc["players"][player["name"]]
             cards = []
-            for c, letter in enumerate(player["letters"]):
-                sigil = self.rules.sigil(g, p, c)
-                cards.append({"letter": letter, "layout": self.layout(letter), "sigil": sigil,
-                              "wild": self.rules.wilds(g, p, c),
-                              "score": self.rules.score(g, p, c)})
+            for c, letter in enumerate(state.setup["cards"]):
+                cards.append({"letter": letter, "layout": self.layout(letter),
+                              "sigil": self.rules.sigil(g, p, c),
+                              "wild": self.rules.wilds(g, p, c), "score": mine["sigils"][c]})
             done = self.rules.done(g, p)
             options = self.rules.options(g, p) if phase == "turn" and not done else []
             players.append({
                 "name": player["name"], "familiar": self.rules.familiar(g, p),
                 "cards": cards, "pieces": state.pieces[p].to_json(), "done": done,
-                "options": _summarise(options, state.pieces[p]),
-                "total": sum(c["score"].get("total", 0) for c in cards)})
+                "options": _summarise(options, state.pieces[p]), "total": mine["total"],
+                "solo_win": mine.get("solo_win")})
         return {
             "phase": phase, "turn": self.rules.turn_number(g), "turns": 14,
             "roll": None if state.roll is None else list(state.roll),
             "wild_roll": state.roll is not None and None not in state.roll
             and len(set(state.roll)) == 1,
             "goals": self.rules.goals(g), "players": players,
-            "verdict": self.rules.verdict(g), "demo": bool(state.setup.get("demo")),
+            "tiebreak": self.rules.tiebreak(g),
+            "verdict": self._verdict(state, sc) if phase == "over" else None,
+            "demo": bool(state.setup.get("demo")),
         }
+
+    def _verdict(self, state: CatState, sc: Mapping[str, Any]) -> dict[str, Any]:
+        totals = {n: v["total"] for n, v in sc["players"].items()}
+        if len(totals) == 1:
+            name = next(iter(totals))
+            sigils = [s["total"] for s in sc["players"][name]["sigils"]]
+            win = bool(sc.get("solo_win"))
+            text = (f"Solo win! {name}: {' and '.join(map(str, sigils))} VP, 70 or more on "
+                    "each sigil" if win else
+                    f"Solo loss: {name} scored {' and '.join(map(str, sigils))} VP; each sigil "
+                    "needs 70")
+            return {"text": text, "solo": {"win": win}, "winners": sc.get("winners", []),
+                    "totals": totals}
+        winners = sc.get("winners", [])
+        best = max(totals.values())
+        text = (f"{winners[0]} wins with {best} VP" if len(winners) == 1 else
+                f"Tie at {best} VP between {', '.join(winners)}")
+        return {"text": text, "winners": winners, "totals": totals}
 
     def describe(self, event: Mapping[str, Any]) -> str:
         t = event.get("type")
@@ -310,24 +374,30 @@ class CatAdapter:
         if t == "write":
             return f"{who}: writes {event.get('value')}{cam}"
         if t == "line":
-            a, b = event.get("line", ["?", "?"])
+            a, b = event.get("line") or ["?", "?"]
             return f"{who}: line {a}-{b}{cam}"
         if t == "cross":
             return f"{who}: crosses candle {event.get('candle', event.get('cross'))}{cam}"
         if t == "turn":
-            a, b = event.get("line", ["?", "?"])
-            return (f"{who}: writes {event.get('value')}, line {a}-{b}, crosses candle "
+            line = event.get("line")
+            drawn = "no line" if line is None else f"line {line[0]}-{line[1]}"
+            return (f"{who}: writes {event.get('value')}, {drawn}, crosses candle "
                     f"{event.get('cross')}")
+        if t == "toad":
+            return f"player {event.get('player', 0) + 1}: Toad wild numbers {event.get('wild')}"
         if t == "tiebreak":
-            return "tie-break " + (" ".join(str(v) for v in event["dice"]) if "dice" in event
-                                   else f"player {event.get('player', 0) + 1} line")
+            if "dice" in event:
+                return "tie-break roll " + " ".join(str(v) for v in event["dice"])
+            line = event.get("line")
+            return f"{who}: tie-break " + ("no line" if line is None else
+                                          f"line {line[0]}-{line[1]}")
         return str(t)
 
     def result(self, state: CatState) -> dict[str, Any] | None:
-        verdict = self.rules.verdict(state.game)
-        if not verdict:
+        if self.rules.phase(state.game) != "over":
             return None
-        return {**verdict, "summary": verdict.get("text", "game over")}
+        verdict = self._verdict(state, self.rules.scores(state.game))
+        return {**verdict, "summary": verdict["text"]}
 
     def share_png(self, state: CatState, record: Any,
                   photos: Mapping[tuple[int, int], Any] | None = None) -> bytes:
@@ -346,7 +416,8 @@ def _pair(line: Sequence[int]) -> tuple[int, int]:
 def _fits(p: Pieces, option: Mapping[str, Any]) -> bool:
     return ((p.card is None or p.card == option["card"])
             and (p.value is None or p.value == option["value"])
-            and (p.line is None or tuple(sorted(option["line"])) == p.line)
+            and (p.line is None or (option["line"] is not None
+                                    and tuple(sorted(option["line"])) == p.line))
             and (p.cross is None or p.cross == option["cross"]))
 
 
@@ -364,7 +435,9 @@ def _summarise(options: Sequence[Mapping[str, Any]], have: Pieces) -> list[dict[
             continue
         out.append({"card": card,
                     "values": sorted({o["value"] for o in fit}),
-                    "lines": sorted({tuple(sorted(o["line"])) for o in fit}),
-                    "crosses": sorted({o["cross"] for o in fit}),
+                    "lines": sorted({tuple(sorted(o["line"])) for o in fit
+                                     if o["line"] is not None}),
+                    "crosses": sorted({o["cross"] for o in fit if o["cross"] is not None}),
+                    "no_line": any(o["line"] is None for o in fit),
                     "count": len(fit)})
     return out

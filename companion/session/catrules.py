@@ -1,8 +1,9 @@
 """What the Doom Cat session asks of the rules engine (``companion.doomcat``), in one place.
 
 :class:`CatRules` is the narrow interface the adapter (:mod:`companion.session.cat`) uses;
-:func:`bind` wraps the installed engine in it. Players and cards are 0-based; a turn is
-``{"card", "value", "line": [a, b], "cross"}``.
+:class:`EngineRules` (made by :func:`bind`) puts the installed engine behind it. Players and
+cards are 0-based indices here (the engine names players); an option is a legal ``move``
+``{"card", "value", "line": [a, b] | None, "cross": c | None, "event": <engine event>}``.
 """
 
 from __future__ import annotations
@@ -10,47 +11,152 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from companion.session.engine import EngineMissing
+from companion.session.engine import EngineMissing, Refused
 
 
 class CatRules(Protocol):
-    def catalogue(self) -> dict[str, Any]:
-        """Goals, familiars, suggested goal sets and layout names for the setup form."""
-        ...
-
-    def check_setup(self, setup: Mapping[str, Any]) -> None:
-        """Raise :class:`~companion.session.engine.Refused` for a setup the rules refuse."""
-        ...
-
+    def catalogue(self) -> dict[str, Any]: ...
+    def check_setup(self, setup: Mapping[str, Any]) -> None: ...
     def new(self, setup: Mapping[str, Any]) -> Any: ...
     def phase(self, game: Any) -> str:
-        """``"roll"`` (waiting for dice), ``"turn"``, ``"tiebreak"`` or ``"over"``."""
+        """``"roll"`` (waiting for dice), ``"turn"``, ``"setup"`` (Toad players choose wild
+        numbers), ``"tiebreak"`` or ``"over"``."""
         ...
     def roll(self, game: Any, dice: list[int]) -> Any: ...
-    def unroll(self, game: Any) -> Any:
-        """The game before its last roll (a re-read roll replaces it before anyone moved)."""
-        ...
     def options(self, game: Any, player: int) -> list[dict[str, Any]]: ...
-    def explain(self, game: Any, player: int, pieces: Mapping[str, Any]) -> str:
-        """Why no legal turn has these pieces (the rulebook's reason)."""
-        ...
-    def turn(self, game: Any, player: int, turn: Mapping[str, Any]) -> Any: ...
+    def explain(self, game: Any, player: int, pieces: Mapping[str, Any]) -> str: ...
+    def move(self, game: Any, player: int, option: Mapping[str, Any]) -> Any: ...
     def done(self, game: Any, player: int) -> bool: ...
-    def tiebreak(self, game: Any, event: Mapping[str, Any]) -> Any: ...
+    def engine_event(self, game: Any, event: Mapping[str, Any]) -> Any: ...
     def sigil(self, game: Any, player: int, card: int) -> dict[str, Any]: ...
     def wilds(self, game: Any, player: int, card: int) -> list[int]: ...
-    def score(self, game: Any, player: int, card: int) -> dict[str, Any]: ...
+    def scores(self, game: Any) -> dict[str, Any]: ...
     def familiar(self, game: Any, player: int) -> dict[str, Any] | None: ...
     def turn_number(self, game: Any) -> int: ...
     def goals(self, game: Any) -> list[dict[str, Any]]: ...
-    def verdict(self, game: Any) -> dict[str, Any] | None: ...
+    def tiebreak(self, game: Any) -> dict[str, Any] | None: ...
+
+
+class EngineRules:
+    """``companion.doomcat.game`` behind :class:`CatRules`."""
+
+    def __init__(self) -> None:
+        try:
+            from companion.doomcat import catalogue, game, layouts
+        except ImportError as exc:
+            raise EngineMissing("the Doom Cat rules engine is not installed yet "
+                                f"({exc.name or exc})") from exc
+        self.g, self.cat, self.layouts = game, catalogue, layouts
+
+    def _names(self, game: Any) -> list[str]:
+        return [p.name for p in game.players]
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except self.g.IllegalMove as exc:
+            raise Refused(str(exc)) from None
+
+    def catalogue(self) -> dict[str, Any]:
+        return {
+            "goals": [g.to_json() for g in self.cat.goals().values()],
+            "familiars": [f.to_json() for f in self.cat.familiars().values()],
+            "sets": [{"name": k, "goals": list(v)} for k, v in self.cat.SUGGESTED_SETS.items()],
+            "layouts": [{"name": n} for n in self.layouts.layout_names()],
+        }
+
+    def _config(self, setup: Mapping[str, Any]) -> Any:
+        return self.g.GameConfig(
+            players=tuple(p["name"] for p in setup["players"]), cards=tuple(setup["cards"]),
+            goals=tuple(setup["goals"]), familiar_mode=setup.get("familiar_mode", "none"),
+            familiar=setup.get("familiar"))
+
+    def check_setup(self, setup: Mapping[str, Any]) -> None:
+        try:
+            self.g.new_game(self._config(setup))
+        except Exception as exc:   # IllegalMove / BadInput: the reason is the message
+            raise Refused(str(exc)) from None
+
+    def new(self, setup: Mapping[str, Any]) -> Any:
+        return self._call(self.g.replay, self.g.new_game(self._config(setup)))
+
+    def phase(self, game: Any) -> str:
+        if game.phase == "playing":
+            return "roll" if game.dice is None else "turn"
+        return str(game.phase)
+
+    def roll(self, game: Any, dice: list[int]) -> Any:
+        return self._call(self.g.apply, game, {"type": "roll", "dice": list(dice)})
+
+    def options(self, game: Any, player: int) -> list[dict[str, Any]]:
+        name = self._names(game)[player]
+        return [{"card": o["card"], "value": o["write"], "line": o["line"], "cross": o["cross"],
+                 "event": o} for o in self.g.legal_options(game, name)]
+
+    def explain(self, game: Any, player: int, pieces: Mapping[str, Any]) -> str:
+        """The engine's own reason, from the move these pieces would make."""
+        name = self._names(game)[player]
+        dice = list(game.dice or [])
+        value = pieces.get("value")
+        die = dice.index(value) if value in dice else 0
+        others = [d for i, d in enumerate(dice) if i != die]
+        layout = game.players[player].cards[pieces.get("card") or 0].layout
+        line = pieces.get("line")
+        if line is None and len(others) == 2:   # any line of the other two dice's numbers
+            a = next((i for i, c in enumerate(layout.candles) if c.number == others[0]), 0)
+            b = next((i for i, c in enumerate(layout.candles)
+                      if c.number == others[1] and i != a), 1)
+            line = sorted([a, b])
+        cross = pieces.get("cross")
+        if cross is None and value is not None:
+            cross = next((i for i, c in enumerate(layout.candles) if c.number == value), None)
+        event = {"type": "move", "player": name, "card": pieces.get("card") or 0, "die": die,
+                 "write": value if value is not None else dice[die] if dice else 1,
+                 "line": line, "cross": cross}
+        try:
+            self.g.apply(game, event)
+        except self.g.IllegalMove as exc:
+            return str(exc)
+        return "no legal turn has these pieces together"
+
+    def move(self, game: Any, player: int, option: Mapping[str, Any]) -> Any:
+        return self._call(self.g.apply, game, option["event"])
+
+    def done(self, game: Any, player: int) -> bool:
+        return bool(game.players[player].moved) if game.dice is not None or \
+            game.phase == "tiebreak" else False
+
+    def engine_event(self, game: Any, event: Mapping[str, Any]) -> Any:
+        return self._call(self.g.apply, game, dict(event))
+
+    def sigil(self, game: Any, player: int, card: int) -> dict[str, Any]:
+        return game.players[player].cards[card].sigil_state().to_json()
+
+    def wilds(self, game: Any, player: int, card: int) -> list[int]:
+        return sorted(game.players[player].cards[card].wild)
+
+    def scores(self, game: Any) -> dict[str, Any]:
+        return self.g.scores(game)
+
+    def familiar(self, game: Any, player: int) -> dict[str, Any] | None:
+        ident = game.players[player].familiar
+        return None if ident is None else self.cat.familiar(ident).to_json()
+
+    def turn_number(self, game: Any) -> int:
+        return min(self.g.TURNS, game.turn + (1 if game.dice is None else 0))
+
+    def goals(self, game: Any) -> list[dict[str, Any]]:
+        return [{**self.cat.goal(n).to_json(), "label": f"{n:02d}"} for n in game.goals]
+
+    def tiebreak(self, game: Any) -> dict[str, Any] | None:
+        if game.phase != "tiebreak":
+            return None
+        names = self._names(game)
+        return {"tied": [names.index(n) for n in game.tied],
+                "dice": None if game.tiebreak_dice is None else list(game.tiebreak_dice),
+                "waiting": [names.index(n) for n in game.waiting_for]}
 
 
 def bind() -> CatRules:
     """The installed Doom Cat engine behind :class:`CatRules`."""
-    try:
-        from companion.doomcat import game  # noqa: F401
-    except ImportError as exc:
-        raise EngineMissing("the Doom Cat rules engine is not installed yet "
-                            f"({exc.name or exc})") from exc
-    raise EngineMissing("the Doom Cat rules engine has no binding yet")
+    return EngineRules()

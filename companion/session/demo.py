@@ -16,7 +16,7 @@ from companion.errors import BadInput
 from companion.session.engine import Unavailable
 from companion.session.hub import EngineUnavailable, Hub
 
-CAT_SETUP = {"players": [{"name": "Demo witch", "letters": ["A", "A"]}], "goals": [1, 2, 3],
+CAT_SETUP = {"players": [{"name": "Demo witch"}], "cards": ["A", "A"], "goals": [1, 2, 3],
              "demo": True}
 MACHINE_SETUP = {"seed": 6, "demo": True}
 

@@ -120,6 +120,8 @@
           onclick: () => send({ type: "write", player: p, card: o.card, value: v, source: "manual" }) }, String(v)))) : null,
         pc.line === null ? h("span", { class: "choices" }, "line ", o.lines.slice(0, 12).map(([a, b]) => h("button", { class: "ghost chip", "data-line": `${p}-${o.card}-${a}-${b}`,
           onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, `${a}–${b}`))) : null,
+        pc.line === null && o.no_line && !o.lines.length ? h("span", { class: "choices" }, h("button", { class: "ghost chip", "data-noline": `${p}-${o.card}`,
+          onclick: () => send({ type: "turn", player: p, card: o.card, value: pc.value ?? o.values[0], line: null, cross: pc.cross ?? (o.crosses[0] ?? null), source: "manual" }) }, "no line possible")) : null,
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
           onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕${x}`))) : null));
     }
@@ -148,7 +150,7 @@
     const goals = current.state.goals;
     const sc = card.score;
     return h("table", { class: "score-table", "data-score": `${p}-${c}` },
-      h("tbody", {}, goals.map((g) => h("tr", {}, h("td", {}, `#${g.label} ${g.name}`), h("td", { class: "num" }, String((sc.goals || {})[g.label] ?? 0)))),
+      h("tbody", {}, goals.map((g) => h("tr", {}, h("td", {}, `#${g.label || g.key} ${g.name}`), h("td", { class: "num" }, String((sc.goals || {})[g.label || g.key] ?? 0)))),
         sc.familiar_cost ? h("tr", {}, h("td", {}, "familiar"), h("td", { class: "num" }, "−" + sc.familiar_cost)) : null,
         h("tr", { class: "sum" }, h("td", {}, "sigil total"), h("td", { class: "num" }, String(sc.total ?? 0)))));
   }
@@ -221,7 +223,7 @@
 
   function goalsStrip() {
     return h("div", { class: "goals", id: "goals" }, current.state.goals.map((g) => h("div", { class: "goal tier" + (g.tier || 1) },
-      h("div", { class: "goal-head" }, h("span", { class: "goal-num" }, "#" + g.label), h("b", {}, g.name)), h("p", {}, g.text))));
+      h("div", { class: "goal-head" }, h("span", { class: "goal-num" }, "#" + (g.label || g.key)), h("b", {}, g.name)), h("p", {}, g.text))));
   }
 
   function verdictPanel() {
@@ -236,7 +238,8 @@
   function setupPanel() {
     const cat = catalogue || { goals: [], familiars: [], sets: [], layouts: [] };
     const letters = (cat.layouts || []).map((l) => l.name);
-    const players = [{ name: "Player 1", letters: ["A", "A"] }];
+    const players = ["Player 1"];
+    const cards = ["A", "B"];
     const form = h("div", { class: "setup-grid" });
     const title = h("input", { id: "setup-title", placeholder: "Friday night", maxlength: 80 });
     const setSel = h("select", { id: "setup-set" }, h("option", { value: "" }, "choose the goals…"),
@@ -245,47 +248,86 @@
       (cat.goals || []).map((g) => h("option", { value: g.number }, `#${String(g.number).padStart(2, "0")} ${g.name}`))));
     goalSel[0].value = "1"; goalSel[1].value = "2"; goalSel[2].value = "3";
     const custom = h("div", { class: "row custom-goals", hidden: true }, goalSel);
-    setSel.addEventListener("change", () => { custom.hidden = setSel.value !== "custom"; });
-    const famMode = h("select", { id: "setup-familiar-mode" }, h("option", { value: "none" }, "no familiars"),
-      h("option", { value: "one-for-all" }, "one for all"), h("option", { value: "asymmetric" }, "each player picks one"));
+    const preview = h("div", { class: "goal-preview muted" });
+    const showGoals = () => {
+      const nums = setSel.value === "custom" ? goalSel.map((x) => Number(x.value)).filter(Boolean)
+        : setSel.value !== "" ? cat.sets[Number(setSel.value)].goals : [];
+      preview.replaceChildren(...nums.map((n) => { const g = (cat.goals || []).find((x) => x.number === n); return g ? h("p", {}, h("b", {}, `#${g.key} ${g.name}: `), g.text) : null; }));
+    };
+    setSel.addEventListener("change", () => { custom.hidden = setSel.value !== "custom"; showGoals(); });
+    goalSel.forEach((x) => x.addEventListener("change", showGoals));
+    const famMode = h("select", { id: "setup-familiar-mode" }, h("option", { value: "none" }, "no familiar"),
+      h("option", { value: "one-for-all" }, "one for all (every player, no cost)"), h("option", { value: "solo" }, "solo (its cost is subtracted from each sigil)"));
     const famOne = h("select", { id: "setup-familiar" }, (cat.familiars || []).map((f) => h("option", { value: f.id }, `${f.id} ${f.name} (cost ${f.cost})`)));
+    famOne.hidden = true;
+    famMode.addEventListener("change", () => { famOne.hidden = famMode.value === "none"; });
     const campSel = h("select", { id: "setup-campaign" }, h("option", { value: "" }, "no campaign"), campaigns.map((c) => h("option", { value: c.id }, c.title)));
     const rows = h("div", { class: "player-rows" });
     function drawPlayers() {
-      rows.replaceChildren(...players.map((pl, i) => h("div", { class: "row player-row" },
-        h("label", {}, `Player ${i + 1}`, h("input", { value: pl.name, "data-player-name": i, maxlength: 24, oninput: (e) => { pl.name = e.target.value; } })),
-        [0, 1].map((c) => h("label", {}, `Sigil card ${c + 1}`, h("select", { "data-letter": `${i}-${c}`, onchange: (e) => { pl.letters[c] = e.target.value; } },
-          letters.map((l) => h("option", { value: l, selected: pl.letters[c] === l }, l))))),
-        famMode.value === "asymmetric" ? h("label", {}, "Familiar", h("select", { onchange: (e) => { pl.familiar = e.target.value; } },
-          (cat.familiars || []).map((f) => h("option", { value: f.id, selected: pl.familiar === f.id }, `${f.id} ${f.name}`)))) : null,
+      rows.replaceChildren(...players.map((name, i) => h("div", { class: "row player-row" },
+        h("label", {}, `Player ${i + 1}`, h("input", { value: name, "data-player-name": i, maxlength: 24, oninput: (e) => { players[i] = e.target.value; } })),
         players.length > 1 ? h("button", { class: "ghost", onclick: () => { players.splice(i, 1); drawPlayers(); } }, "remove") : null)));
     }
-    famMode.addEventListener("change", () => { famOne.hidden = famMode.value !== "one-for-all"; drawPlayers(); });
-    famOne.hidden = true;
     drawPlayers();
+    const cardSel = [0, 1].map((c) => h("label", {}, `Sigil card ${c + 1}`, h("select", { "data-card-letter": c, onchange: (e) => { cards[c] = e.target.value; } },
+      letters.map((l) => h("option", { value: l, selected: cards[c] === l }, l)))));
     form.append(
       h("label", {}, "Title", title),
-      h("div", {}, h("h3", { class: "sub" }, "Players (1: solo, 2-6: multiplayer)"), rows,
-        h("button", { class: "ghost", id: "add-player", onclick: () => { if (players.length < 6) { players.push({ name: `Player ${players.length + 1}`, letters: ["A", "A"] }); drawPlayers(); } } }, "+ add a player")),
-      h("div", {}, h("h3", { class: "sub" }, "Goal cards"), setSel, custom),
-      h("div", { class: "row" }, h("label", {}, "Familiars", famMode), famOne),
+      h("div", {}, h("h3", { class: "sub" }, "Players (one: solo, more: multiplayer)"), rows,
+        h("button", { class: "ghost", id: "add-player", onclick: () => { if (players.length < 6) { players.push(`Player ${players.length + 1}`); drawPlayers(); } } }, "+ add a player")),
+      h("div", {}, h("h3", { class: "sub" }, "Sigil cards (every player takes the same pair)"), h("div", { class: "row" }, cardSel)),
+      h("div", {}, h("h3", { class: "sub" }, "Goal cards"), setSel, custom, preview),
+      h("div", { class: "row" }, h("label", {}, "Familiar", famMode), famOne),
       h("div", { class: "row" }, h("label", {}, "Campaign", campSel)),
       h("div", { class: "row" }, h("button", { id: "start-cat", onclick: start }, "Start the game"),
         current ? h("button", { class: "ghost", onclick: () => { showSetup = false; draw(); } }, "Back to the game") : null));
     async function start() {
       let goals;
-      if (setSel.value === "custom") goals = goalSel.map((s) => s.value).filter((v) => v !== "").map(Number);
+      if (setSel.value === "custom") goals = goalSel.map((x) => x.value).filter((v) => v !== "").map(Number);
       else if (setSel.value !== "") goals = cat.sets[Number(setSel.value)].goals;
       else { toast("Choose the goal cards first", "warn"); return; }
-      const setup = { players: players.map((pl) => { const o = { name: pl.name.trim() || "Player", letters: pl.letters }; if (famMode.value === "asymmetric" && pl.familiar) o.familiar = pl.familiar; return o; }),
-        goals, familiar_mode: famMode.value };
-      if (famMode.value === "one-for-all") setup.familiar = famOne.value;
+      const setup = { players: players.map((n, i) => ({ name: n.trim() || `Player ${i + 1}` })), cards: cards.slice(), goals, familiar_mode: famMode.value };
+      if (famMode.value !== "none") setup.familiar = famOne.value;
       const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
       if (campSel.value) body.campaign_id = Number(campSel.value);
       const r = await api("POST", "/api/games", body);
       if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; draw(); }
     }
     return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Cat game")), form);
+  }
+
+  function tiebreakPanel() {
+    const tb = current.state.tiebreak;
+    if (!tb) return null;
+    const names = tb.tied.map((i) => current.state.players[i].name).join(" and ");
+    if (!tb.dice) {
+      const vals = [null, null];
+      return h("div", { class: "panel notice", id: "tiebreak" }, h("h3", {}, `Tie between ${names}`),
+        h("p", {}, "Roll 2 dice: each tied player draws one more line with them."),
+        h("div", { class: "row" }, [0, 1].map((k) => h("select", { "data-tiebreak": k, onchange: (e) => { vals[k] = Number(e.target.value); } },
+          h("option", { value: "" }, "?"), [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, String(v))))),
+        h("button", { onclick: () => { if (vals.includes(null)) { toast("Set both dice", "warn"); return; } send({ type: "tiebreak", dice: vals, source: "manual" }); } }, "Roll")));
+    }
+    return h("div", { class: "panel notice", id: "tiebreak" }, h("h3", {}, `Tie-break: ${tb.dice.join(" and ")}`),
+      tb.waiting.map((p) => h("div", { class: "row" }, h("b", {}, current.state.players[p].name + ": "),
+        [0, 1].map((c) => {
+          const sel = h("input", { placeholder: "a-b", size: 5, "data-tb-line": `${p}-${c}` });
+          return h("span", {}, `card ${c + 1} `, sel, h("button", { class: "ghost", onclick: () => {
+            const m = sel.value.match(/^(\d+)\D+(\d+)$/);
+            send({ type: "tiebreak", player: p, card: c, line: m ? [Number(m[1]), Number(m[2])] : null, source: "manual" });
+          } }, "draw"));
+        }))));
+  }
+
+  function toadPanel() {
+    if (current.state.phase !== "setup") return null;
+    return h("div", { class: "panel notice", id: "toad" }, h("h3", {}, "The Toad: choose a wild number for each card"),
+      current.state.players.map((pl, p) => {
+        const vals = [1, 1];
+        return h("div", { class: "row" }, h("b", {}, pl.name), [0, 1].map((c) => h("select", { onchange: (e) => { vals[c] = Number(e.target.value); } },
+          [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, `card ${c + 1}: ${v}`)))),
+        h("button", { onclick: () => send({ type: "toad", player: p, wild: vals.slice() }) }, "Set"));
+      }));
   }
 
   /* ---------------------------------------------------------------- page */
@@ -295,6 +337,8 @@
     const s = current.state;
     app.replaceChildren(...[
       verdictPanel(),
+      tiebreakPanel(),
+      toadPanel(),
       current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
       current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,
       rollPanel(),

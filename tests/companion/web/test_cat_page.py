@@ -7,35 +7,28 @@ import numpy as np
 import pytest
 
 from companion.session import Hub, Unavailable
-from companion.session.engine import EngineMissing, Refused
+from companion.session.engine import EngineMissing
 from companion.store import Store
 from companion.web import WebConfig, create_app
 
 from .browser import serve, shot
-from .fakecat import FakeRules
 
 cat_module = pytest.importorskip("companion.session.cat",
                                  reason="the Doom Cat layouts are not on main yet")
 CatAdapter = cat_module.CatAdapter
 
-SETUP = {"players": [{"name": "Ann", "letters": ["A", "A"]},
-                     {"name": "Bo", "letters": ["A", "B"]}], "goals": [1, 2, 3]}
-
-
-def fake_cat() -> CatAdapter:
-    return CatAdapter(FakeRules())
+SETUP = {"players": [{"name": "Ann"}, {"name": "Bo"}], "cards": ["A", "B"], "goals": [1, 2, 3]}
 
 
 def cat_engine() -> CatAdapter:
-    """The real engine when it binds, else the fake rules."""
     try:
         return CatAdapter()
-    except EngineMissing:
-        return fake_cat()
+    except EngineMissing as exc:
+        pytest.skip(str(exc))
 
 
 def make_hub(path, cat=None) -> Hub:
-    return Hub(Store(path), {"cat": cat or fake_cat(),
+    return Hub(Store(path), {"cat": cat or cat_engine(),
                              "machine": Unavailable("machine", "Doom Machine", "not here")})
 
 
@@ -70,7 +63,10 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
       {"type": "write", "player": 0, "card": 0, "value": 5},
       {"type": "line", "player": 0, "card": 1, "line": [2, 7]}], "same Sigil Card"),
     ([{"type": "roll", "dice": [3, 5, 5]},
-      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "no legal turn"),
+      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "line 0-1"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "write", "player": 0, "card": 0, "value": 5},
+      {"type": "cross", "player": 0, "card": 0, "candle": 9}], "candle 9 shows 3"),
     ([{"type": "roll", "dice": [3, None, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5}], "unread die"),
     ([{"type": "roll", "dice": [3, 5, 5]},
@@ -78,6 +74,7 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
     ([{"type": "roll", "dice": [3, 5, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5},
       {"type": "roll", "dice": [1, 1, 1]}], "still using this roll"),
+    ([{"type": "tiebreak", "dice": [1, 2]}], "no tie"),
 ])
 def test_refusals_give_the_reason_and_keep_the_state(hub, events, reason):
     s = hub.create_game("cat", "t", SETUP)
@@ -107,6 +104,8 @@ def test_a_misread_line_is_corrected_and_the_turn_refolds(hub):
     s.submit({"type": "cross", "player": 0, "card": 0, "candle": 4})
     assert s.amend(lid, {"type": "line", "player": 0, "card": 0, "line": [7, 9]}).ok
     assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[7, 9]]
+    refused = s.amend(lid, {"type": "line", "player": 0, "card": 0, "line": [0, 1]})
+    assert not refused.ok and "correction refused" in refused.reason
 
 
 def test_camera_events_become_pieces_of_the_watched_card(hub):
@@ -136,11 +135,24 @@ def test_the_camera_card_must_exist(hub, player, card):
         hub.set_camera_choice(player, card)
 
 
+@pytest.mark.parametrize(("setup", "match"), [
+    ({"players": [{"name": "Ann"}], "cards": ["A", "Z"], "goals": [1, 2]}, "'Z'"),
+    ({"players": [{"name": "Ann"}, {"name": "Ann"}], "cards": ["A", "A"], "goals": [1, 2]},
+     "same name"),
+    ({"players": [{"name": "Ann"}, {"name": "Bo"}], "cards": ["A", "A"], "goals": [1, 2],
+      "familiar_mode": "solo", "familiar": "F01"}, "one player"),
+    ({"players": [{"name": "Ann"}], "cards": ["A", "A"], "goals": [1, 2],
+      "familiar_mode": "one-for-all"}, "familiar"),
+])
+def test_bad_setups_are_refused_with_the_reason(hub, setup, match):
+    from companion.errors import BadInput
+    with pytest.raises(BadInput, match=match):
+        hub.create_game("cat", "t", setup)
+    assert hub.store.games() == []
+
+
 def test_a_bad_setup_is_refused_before_anything_is_stored(hub):
     from companion.errors import BadInput
-    bad = {"players": [{"name": "Ann", "letters": ["A", "Z"]}], "goals": [1, 2]}
-    with pytest.raises(BadInput, match="Z"):
-        hub.create_game("cat", "t", bad)
     with pytest.raises(BadInput, match=r"\$\.goals"):
         hub.create_game("cat", "t", {**SETUP, "goals": [1]})
     assert hub.store.games() == []
@@ -171,11 +183,27 @@ def test_share_png_and_catalogue_and_camera_endpoints(tmp_path):
     app.extensions["doom"].close()
 
 
-def test_a_refused_setup_by_the_adapter_is_refused(hub):
-    adapter = fake_cat()
-    with pytest.raises(Refused):
-        adapter.prepare_setup({"players": [{"name": "A", "letters": ["Q", "A"]}],
-                               "goals": [1, 2]})
+def test_a_whole_solo_game_reaches_a_verdict_and_a_result(hub):
+    import random
+    s = hub.create_game("cat", "t", {"players": [{"name": "Ann"}], "cards": ["A", "B"],
+                                     "goals": [1, 2, 3]})
+    rng = random.Random(4)
+    for _ in range(14):
+        state = s.view()["state"]
+        assert state["phase"] == "roll"
+        for _ in range(50):
+            dice = [rng.randint(1, 6) for _ in range(3)]
+            if s.submit({"type": "roll", "dice": dice}).ok:
+                break
+        opts = s.engine.rules.options(s.state.game, 0)
+        o = opts[0]
+        out = s.submit({"type": "turn", "player": 0, "card": o["card"], "value": o["value"],
+                        "line": o["line"], "cross": o["cross"]})
+        assert out.ok, out.reason
+    view = s.view()["state"]
+    assert view["phase"] == "over" and view["verdict"]["text"].startswith("Solo")
+    assert hub.store.game(s.game_id).result["summary"] == view["verdict"]["text"]
+    assert not s.submit({"type": "roll", "dice": [1, 2, 3]}).ok
 
 
 @pytest.mark.browser
