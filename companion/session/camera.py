@@ -90,21 +90,25 @@ class Processor:
         events: list[Any] = []
         if self.director is not None:
             self.director.on_frame(t)
+        outlines: list[list[tuple[float, float]]] = []
+        card = self.hub.camera_card()
+        if card is not None and self.read_sigil is not None and self.load_layout is not None:
+            card_id, letter = card
+            readings["sigil"] = self._read_card(image, overlay, card_id, letter, t, events,
+                                                outlines)
         if self.read_dice is not None:
             reading = self.read_dice(image)
-            dice = reading.to_json()["dice"]
+            # a sigil card's printed candles and markers are not dice
+            dice = [d.to_json() for d in reading.dice
+                    if not any(_inside(d.center, poly) for poly in outlines)]
             readings["dice"] = dice
             if self.dice_tracker is not None:
-                events += self.dice_tracker.update(reading, t)
+                events += self.dice_tracker.update(reading, t, exclude=outlines)
                 tracked = [d.to_json() for d in self.dice_tracker.dice()]
                 readings["tracked"] = tracked
                 readings["settled"] = bool(tracked) and all(
                     d["state"] == "settled" for d in tracked)
             draw_dice(overlay, dice)
-        card = self.hub.camera_card()
-        if card is not None and self.read_sigil is not None and self.load_layout is not None:
-            card_id, letter = card
-            readings["sigil"] = self._read_card(image, overlay, card_id, letter, t, events)
         for event in events:
             doc = event.to_json()
             self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":
@@ -116,17 +120,20 @@ class Processor:
         return readings, overlay
 
     def _read_card(self, image: np.ndarray, overlay: np.ndarray, card_id: str, letter: str,
-                   t: float, events: list[Any]) -> dict[str, Any]:
+                   t: float, events: list[Any],
+                   outlines: list[list[tuple[float, float]]]) -> dict[str, Any]:
         try:
             layout = self.layout(letter)
             reading = self.read_sigil(image, layout)
         except BadInput as exc:
             return {"card": card_id, "layout": letter, "error": str(exc)}
         state = reading.state
+        pose = getattr(reading, "pose", None)
+        if pose is not None:
+            outlines.append([(float(x), float(y)) for x, y in np.asarray(pose.corners)])
         if self.sigil_tracker is not None:
             events += self.sigil_tracker.update(card_id, state, t)
             state = self.sigil_tracker.state(card_id)
-        pose = getattr(reading, "pose", None)
         if pose is not None:
             self._draw_card(overlay, pose, layout, state)
             self.rectified[card_id] = rectify(image, pose.homography, layout_size(layout))
@@ -145,6 +152,12 @@ class Processor:
             for dx, dy in ((1, 1), (1, -1)):
                 cv2.line(overlay, (x - 9 * dx, y - 9 * dy), (x + 9 * dx, y + 9 * dy),
                          (0, 220, 255), 3, cv2.LINE_AA)
+
+
+def _inside(point: tuple[float, float], polygon: list[tuple[float, float]]) -> bool:
+    """Whether ``point`` lies inside ``polygon`` (corners in order). Convention: ``(x, y)``."""
+    contour = np.array(polygon, np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(contour, (float(point[0]), float(point[1])), False) > 0
 
 
 def layout_size(layout: Any) -> tuple[float, float]:

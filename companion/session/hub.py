@@ -185,10 +185,9 @@ class Hub:
         """The sigil card the camera watches: (tracker card id, layout name), or None.
 
         The tracker card id names the game, the player and the card (``g3p0c1``), so that a
-        new game's card starts a new history in the tracker.
+        new game's card starts a new history in the tracker. The card is read while Doom
+        Machine is played too: its outline keeps its printed candles from being taken for dice.
         """
-        if self.active_kind() != "cat":
-            return None
         session = self.current("cat")
         layout_of = None if session is None else getattr(session.engine, "card_layout", None)
         if session is None or layout_of is None:
