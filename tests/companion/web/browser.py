@@ -13,6 +13,7 @@ from typing import Any
 
 import waitress
 from flask import Flask
+from waitress import wasyncore
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(os.environ.get("DOOM_SCREENSHOTS",
@@ -30,19 +31,31 @@ class Served:
 
 @contextmanager
 def serve(app: Flask) -> Iterator[Served]:
-    """Serve ``app`` with waitress on a free loopback port in a thread, until the block ends."""
+    """Serve ``app`` with waitress on a free loopback port in a thread, until the block ends.
+
+    The server's loop runs in slices so that it stops cleanly: the app's streams are ended
+    first, then the loop, then every connection is closed.
+    """
     server = waitress.create_server(app, host="127.0.0.1", port=0, threads=32,
                                     channel_timeout=30)
     port = server.socket.getsockname()[1]
-    thread = threading.Thread(target=server.run, name="waitress", daemon=True)
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
+
+    thread = threading.Thread(target=loop, name="waitress", daemon=True)
     thread.start()
     try:
         yield Served(app, f"http://127.0.0.1:{port}")
     finally:
         app.extensions["doom"].close()
-        server.close()
-        server.task_dispatcher.shutdown(timeout=5)
+        stop.set()
         thread.join(timeout=5)
+        for channel in list(server._map.values()):
+            channel.close()
+        server.task_dispatcher.shutdown(timeout=5)
 
 
 def launch(playwright: Any) -> Any:
