@@ -328,7 +328,8 @@ class Goal:
         return f"{self.number:02d}"
 
     def score(self, sigil: Sigil) -> int:
-        return int(RULES[self.number](sigil, self.params))
+        """Points on one sigil (fractional point values are rounded down on the total)."""
+        return math.floor(RULES[self.number](sigil, self.params))
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "key": self.key, "name": self.name, "tier": self.tier,
@@ -363,8 +364,10 @@ def _load_goals(path: str) -> dict[int, Goal]:
         if number in out:
             from companion.errors import DataFileError
             raise DataFileError(path, f"$[{i}].number", f"goal {number} is listed twice")
-        out[number] = Goal(number, entry["name"], entry["tier"],
-                           entry["text"].format(**entry["params"]), dict(entry["params"]),
+        text = entry["text"].format(**{k: f"{v:g}" for k, v in entry["params"].items()})
+        if any(k.startswith("per_") and v != int(v) for k, v in entry["params"].items()):
+            text += " Round the total down."
+        out[number] = Goal(number, entry["name"], entry["tier"], text, dict(entry["params"]),
                            tuple(entry.get("examples", ())))
     missing = set(range(1, 28)) - set(out)
     if missing:

@@ -745,6 +745,11 @@ def legal_options(state: GameState, player_name: str) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- scores
 
+def solo_win(sigil_totals: Sequence[int]) -> bool:
+    """Solo Win: you meet or exceed 70 VP on every Sigil Card."""
+    return bool(sigil_totals) and all(t >= SOLO_TARGET for t in sigil_totals)
+
+
 def scores(state: GameState) -> dict[str, Any]:
     """Goal points of every sigil, familiar costs, totals, solo win and winners.
 
@@ -763,7 +768,7 @@ def scores(state: GameState) -> dict[str, Any]:
             sigils.append(s)
         total = sum(s["total"] for s in sigils)
         out[p.name] = {"sigils": sigils, "total": total, "familiar": p.familiar,
-                       "solo_win": all(s["total"] >= SOLO_TARGET for s in sigils)}
+                       "solo_win": solo_win([s["total"] for s in sigils])}
     best = max((v["total"] for v in out.values()), default=0)
     winners = [n for n, v in out.items() if v["total"] == best] if out else []
     result: dict[str, Any] = {"players": out, "phase": state.phase, "turn": state.turn}
@@ -781,6 +786,21 @@ def card_state(state: GameState, player: str, card: int) -> SigilState:
     return state.player(player).cards[card].sigil_state()
 
 
-__all__ = ["CARDS", "SOLO_TARGET", "TURNS", "Card", "GameConfig", "GameState", "IllegalMove",
-           "Player", "apply", "card_state", "legal_options", "new_game",
-           "replay", "roll", "scores"]
+__all__ = [
+    "CARDS",
+    "SOLO_TARGET",
+    "TURNS",
+    "Card",
+    "GameConfig",
+    "GameState",
+    "IllegalMove",
+    "Player",
+    "apply",
+    "card_state",
+    "legal_options",
+    "new_game",
+    "replay",
+    "roll",
+    "scores",
+    "solo_win",
+]

@@ -47,7 +47,7 @@ def _expected(number: int, count: int) -> int:
     params = goal(number).params
     per = [v for k, v in params.items() if k.startswith("per_")]
     if per:
-        return count * per[0]
+        return int(count * per[0])
     divisor = params.get("mm_per_point") or params["mm2_per_point"]
     return count // divisor
 
@@ -114,7 +114,10 @@ def test_nine_familiars_with_costs_and_kinds():
 def test_score_sigil_subtracts_the_familiar_cost():
     sigil = Sigil(load_layout("B"), [(0, 4), (4, 8), (0, 8)])
     result = score_sigil(sigil, parse_goals("1,3"), familiar("F01"))
-    assert result == {"goals": {"01": 6, "03": 9}, "familiar_cost": 5, "total": 10}
+    wards = int(goal(1).params["per_enclosure"])
+    light = int(3 * goal(3).params["per_candle"])
+    assert result == {"goals": {"01": wards, "03": light}, "familiar_cost": 5,
+                      "total": wards + light - 5}
 
 
 @pytest.mark.parametrize(("mutate", "path", "rule"), [

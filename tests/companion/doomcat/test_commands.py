@@ -6,6 +6,13 @@ import json
 import pytest
 
 from companion.cli import main
+from companion.doomcat.catalogue import goal
+
+
+def pts(number: int, count: int) -> int:
+    """Points of ``count`` scoring units of a per-unit goal, from the catalogue's values."""
+    per = next(v for k, v in goal(number).params.items() if k.startswith("per_"))
+    return int(count * per)
 
 STATE = {"layout": "B", "lines": [[0, 6], [3, 9], [0, 3], [6, 9]], "crossed": [0, 9],
          "top": [{"value": 1, "circled": False}, {"value": 4, "circled": False},
@@ -29,10 +36,11 @@ def test_score_prints_one_json_line_per_state_in_order(tmp_path, capsys):
     first, second = (json.loads(x) for x in lines)
     assert first["facts"]["intersections"] == 1 and first["facts"]["enclosures"] == 2
     assert first["facts"]["used"] == [0, 3, 6, 9] and first["facts"]["crossed"] == [0, 9]
-    assert first["goals"] == {"01": 12, "02": 3, "03": 12}
-    assert first["familiar_cost"] == 4 and first["total"] == 23
+    assert first["goals"] == {"01": pts(1, 2), "02": pts(2, 1), "03": pts(3, 4)}
+    assert first["familiar_cost"] == 4
+    assert first["total"] == pts(1, 2) + pts(2, 1) + pts(3, 4) - 4
     assert first["violations"] == []
-    assert second["facts"]["enclosures"] == 1 and second["goals"]["01"] == 6
+    assert second["facts"]["enclosures"] == 1 and second["goals"]["01"] == pts(1, 1)
 
 
 def test_score_reports_violations(tmp_path, capsys):
@@ -51,13 +59,13 @@ def test_score_reads_json_lines_from_stdin(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["score", "-", "--goals", "2", "--json"]) == 0
     totals = [json.loads(x)["total"] for x in capsys.readouterr().out.strip().splitlines()]
-    assert totals == [3, 0]
+    assert totals == [pts(2, 1), 0]
 
 
 def test_score_text_output(tmp_path, capsys):
     assert main(["score", _write(tmp_path, "a.json", STATE), "--goals", "1,2"]) == 0
     out = capsys.readouterr().out
-    assert "total 15" in out and "1 intersections, 2 enclosures" in out
+    assert f"total {pts(1, 2) + pts(2, 1)}" in out and "1 intersections, 2 enclosures" in out
 
 
 @pytest.mark.parametrize(("doc", "goals", "message"), [

@@ -24,7 +24,9 @@ from companion.doomcat.game import (
     replay,
     roll,
     scores,
+    solo_win,
 )
+from companion.doomcat.geometry import board
 from companion.doomcat.layouts import LAYOUTS_DIR, load_layout
 from companion.errors import BadInput
 
@@ -307,13 +309,18 @@ def test_a_refused_event_leaves_the_state_unchanged():
 
 # -------------------------------------------------------------- scores, solo, ties
 
-def test_solo_needs_70_on_each_sigil():
-    s = start(goals=(16,))   # 1 VP per full 10 mm of lines
+@pytest.mark.parametrize(("totals", "won"), [
+    ([70, 70], True), ([70, 69], False), ([69, 120], False), ([140, 71], True), ([], False),
+])
+def test_solo_needs_70_on_each_sigil(totals, won):
+    assert solo_win(totals) is won
+
+
+def test_solo_win_in_the_scores():
+    s = start(goals=(1, 2, 3))
     layout = load_layout("B")
-    long_lines = ((0, 6), (1, 7), (2, 8), (3, 9), (4, 10), (5, 11), (0, 5), (2, 9), (1, 8),
-                  (3, 10))
-    full = Card(layout, lines=long_lines)
-    short = Card(layout, lines=long_lines[:2])
+    full = Card(layout, lines=tuple(board(layout).chords))   # every chord: far above 70
+    short = Card(layout, lines=((0, 1), (2, 3)))
     player = dataclasses.replace(s.players[0], cards=(full, full))
     won = dataclasses.replace(s, players=(player,), phase="over")
     result = scores(won)
@@ -321,6 +328,7 @@ def test_solo_needs_70_on_each_sigil():
     assert result["solo_win"] is True and result["winners"] == ["ann"]
     lost = dataclasses.replace(won, players=(dataclasses.replace(player, cards=(full, short)),))
     assert scores(lost)["solo_win"] is False and scores(lost)["winners"] == []
+    assert scores(dataclasses.replace(won, phase="playing"))["solo_win"] is None
 
 
 def _tied_game():

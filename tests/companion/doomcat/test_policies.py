@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from companion.doomcat.catalogue import goal
 from companion.doomcat.game import GameConfig, apply, legal_options, new_game, replay
 from companion.doomcat.policies import Greedy, make_policy, random_policy
 from companion.doomcat.simulate import SimConfig, play_solo, simulate, wilson
@@ -27,10 +28,11 @@ def test_greedy_takes_the_move_that_raises_the_goal_score_most():
     greedy = Greedy([1])
     ranked = greedy.rank(s, "ann", legal_options(s, "ann"), random.Random(0))
     gains = [r[0] for r in ranked]
-    assert gains[0] == 6 and gains == sorted(gains, reverse=True) and min(gains) == 0
+    wards = int(goal(1).params["per_enclosure"])
+    assert gains[0] == wards and gains == sorted(gains, reverse=True) and min(gains) == 0
     move = greedy(s, "ann", random.Random(0))
     after = apply(s, move).player("ann").cards[0]
-    assert after.drawing.n_enclosures == 1   # it closed an area: +6
+    assert after.drawing.n_enclosures == 1   # it closed an area
 
 
 def test_random_policy_plays_legal_moves():
