@@ -86,3 +86,14 @@ def test_greedy_beats_random():
 def test_wilson_interval(wins, n, low, high):
     lo, hi = wilson(wins, n)
     assert lo == pytest.approx(low, abs=0.01) and hi == pytest.approx(high, abs=0.01)
+
+
+def test_balance_table_has_a_row_per_suggested_set():
+    from companion.doomcat.balance import table
+    from companion.doomcat.catalogue import SUGGESTED_SETS
+
+    text, results = table(games=1, seed=2)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + len(SUGGESTED_SETS)
+    assert set(results) == set(SUGGESTED_SETS)
+    assert all(set(r) == {"greedy", "random"} for r in results.values())
