@@ -7,9 +7,9 @@ A policy is a callable ``(state, player, rng) -> move event`` choosing among
 - ``greedy``: the move that raises the current goal score of the card it is played on the
   most (one step ahead, no look-ahead). Ties go to the move that keeps more lines open on
   that card, then to a random one. Its familiar: a one-off power is used on the first turn
-  where it raises the score more than the best plain move (Black Cat, Raven, Snake and Moth
-  are tried; Owl when crossing out would lose points; Bat is never used); a Toad picks the
-  number printed on the two candles that the most open lines reach.
+  where it raises the score more than the best plain move (Black Cat, Raven, Owl and Snake are
+  tried; Bat and Moth are never used); a Toad picks, for each card, the number whose candles
+  reach the most open lines.
 """
 
 from __future__ import annotations
