@@ -89,6 +89,10 @@ class DiceTrackerConfig:
         Frames a die may be missed by the reader before it counts as gone (picked up).
     min_confidence : float
         Detections below this confidence are ignored.
+    gap_seconds : float
+        Frames further apart than this (the camera was away) break the dice's tracks: the dice
+        seen afterwards are matched to the settled ones by colour and face, not by place, so a
+        camera that comes back moved says nothing new.
     """
 
     vote_frames: int = 5
@@ -100,6 +104,7 @@ class DiceTrackerConfig:
     nudge_distance: float = 1.0
     max_missed: int = 3
     min_confidence: float = 0.0
+    gap_seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if self.vote_frames < 1:
@@ -111,6 +116,8 @@ class DiceTrackerConfig:
         for name in ("still_tolerance", "match_distance", "nudge_distance"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if not self.gap_seconds > 0:
+            raise ValueError(f"gap_seconds must be positive, got {self.gap_seconds}")
         if self.color_penalty < 0 or self.max_missed < 0:
             raise ValueError("color_penalty and max_missed must not be negative")
         if not 0.0 <= self.min_confidence <= 1.0:
@@ -214,6 +221,7 @@ class DiceTracker:
         self._t: float | None = None
         self._hand = False
         self._frame = 0
+        self._after_gap = False
 
     # ------------------------------------------------------------------ public
     def update(self, reading: DiceReading, t: float, *, hand: bool = False,
@@ -231,6 +239,11 @@ class DiceTracker:
             raise TypeError(f"expected a DiceReading, got {type(reading).__name__}")
         if not math.isfinite(t) or (self._t is not None and t < self._t):
             raise ValueError(f"frame time must be finite and not decrease: {self._t} -> {t}")
+        if self._t is not None and t - self._t > self.config.gap_seconds:
+            # The camera was away: where the dice were tells nothing any more.
+            self._vanished += [tr for tr in self._tracks if tr.reported is not None]
+            self._tracks = []
+            self._after_gap = True
         self._t = t
         self._hand = hand
         self._frame += 1
@@ -380,17 +393,34 @@ class DiceTracker:
             return []
         events: list[TrackerEvent] = []
         vanished = sorted(self._vanished, key=lambda tr: (tr.center, tr.id))
+        if self._after_gap:
+            # Back from a gap: the same dice (colours and faces) say nothing; anything else is
+            # a roll we did not see.
+            self._after_gap = False
+            before = Counter((v.reported.color, v.reported.value) for v in vanished
+                             if v.reported is not None)
+            if before == Counter((d.color, d.value) for d in now.values()):
+                self._adopt(vanished)
+                self._report()
+                self._vanished.clear()
+                return []
+            self._report()
+            self._vanished.clear()
+            return [self._roll(t, list(self._tracks))]
         table_was_empty = not kept and not nudged and not vanished
         if table_was_empty or (not kept and not nudged and rolled):
             # A fresh table, or every die rolled again: a whole roll.
             events.append(self._roll(t, [*rolled, *placed]))
         else:
-            # Dice set down by hand: paired with vanished dice of the same colour (nearest
-            # first). Same face: moved, no event; another face: nudged; unpaired: rolled in.
+            # Dice set down by hand: paired with vanished dice of the same colour (same face
+            # first, then nearest). Same face: moved, no event; another face: nudged; unpaired:
+            # rolled in.
             free = list(vanished)
             for tr in sorted(placed, key=lambda tr: (tr.center, tr.id)):
+                same = now[tr.id].value
                 match = min((v for v in free if v.color == tr.color),
-                            key=lambda v: (_dist(v.center, tr.center), v.id), default=None)
+                            key=lambda v: (v.reported is None or v.reported.value != same,
+                                           _dist(v.center, tr.center), v.id), default=None)
                 if match is None:
                     rolled.append(tr)
                     continue
@@ -416,6 +446,19 @@ class DiceTracker:
         self._report()
         self._vanished.clear()
         return events
+
+    def _adopt(self, vanished: list[_Track]) -> None:
+        """Give the dice in view the ids of the vanished dice they are (same colour and face,
+        nearest first)."""
+        free = list(vanished)
+        for tr in sorted(self._tracks, key=lambda tr: (tr.center, tr.id)):
+            key = self._settled(tr)
+            match = min((v for v in free if v.reported is not None
+                         and (v.reported.color, v.reported.value) == (tr.color, key and key[0])),
+                        key=lambda v: (_dist(v.center, tr.center), v.id), default=None)
+            if match is not None:
+                free.remove(match)
+                tr.id = match.id
 
     def _roll(self, t: float, tracks: list[_Track]) -> RollSettled:
         dice = self._ordered(self._as_settled(tr) for tr in tracks)

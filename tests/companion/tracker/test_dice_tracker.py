@@ -223,6 +223,7 @@ def test_time_must_not_go_back():
     ({"vote_frames": 0}, "vote_frames"), ({"vote_share": 0.4}, "vote_share"),
     ({"undecided_frames": 2}, "undecided_frames"), ({"still_tolerance": 0}, "still_tolerance"),
     ({"max_missed": -1}, "max_missed"), ({"min_confidence": 2}, "min_confidence"),
+    ({"gap_seconds": 0}, "gap_seconds"),
 ])
 def test_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -317,3 +318,35 @@ def test_point_in_polygon(point, inside):
     from companion.tracker.dice import point_in_polygon
     ell = [(0, 0), (10, 0), (10, 5), (5, 5), (5, 10), (0, 10)]
     assert point_in_polygon(point, ell) is inside
+
+
+def test_camera_away_and_back_on_a_moved_view_emits_nothing_new():
+    # The stream drops for half a minute; the phone comes back a little moved: same dice.
+    tracker = DiceTracker()
+    events = [e for i in range(8) for e in tracker.update(DiceReading(tuple(THREE)), i / 10)]
+    moved = tuple(die(d.value, d.center[0] + 150, d.center[1] + 40) for d in THREE)
+    events += [e for i in range(12) for e in tracker.update(DiceReading(moved), 30 + i / 10)]
+    assert [e.text for e in events] == ["roll settled: 3 5 5"]
+    assert sorted(d.value for d in tracker.dice()) == [3, 5, 5]
+
+
+def test_a_roll_made_while_the_camera_was_away_is_a_new_roll():
+    tracker = DiceTracker()
+    events = [e for i in range(8) for e in tracker.update(DiceReading(tuple(THREE)), i / 10)]
+    ids = sorted(d.id for d in tracker.dice())
+    other = tuple(die(v, x, y) for v, (x, y) in zip([6, 6, 1], [(120, 300), (220, 300), (320, 300)],
+                                                     strict=True))
+    events += [e for i in range(8) for e in tracker.update(DiceReading(other), 30 + i / 10)]
+    assert [e.text for e in events] == ["roll settled: 3 5 5", "roll settled: 1 6 6"]
+    assert sorted(d.id for d in tracker.dice()) != ids
+
+
+def test_ids_survive_a_gap_when_nothing_changed():
+    tracker = DiceTracker()
+    for i in range(8):
+        tracker.update(DiceReading(tuple(THREE)), i / 10)
+    before = {d.value: d.id for d in tracker.dice() if d.value == 3}
+    moved = tuple(die(d.value, d.center[0] + 150, d.center[1] + 40) for d in THREE)
+    for i in range(8):
+        tracker.update(DiceReading(moved), 30 + i / 10)
+    assert {d.value: d.id for d in tracker.dice() if d.value == 3} == before
