@@ -323,17 +323,25 @@ class CatAdapter:
         players = []
         for p, player in enumerate(state.setup["players"]):
             mine = sc["players"][player["name"]]
+            pieces = state.pieces[p]
             cards = []
+            total = mine["total"]
             for c, letter in enumerate(state.setup["cards"]):
+                score = dict(mine["sigils"][c])
+                if pieces.card == c and pieces != Pieces():
+                    # the live score: this turn's pieces count as soon as they are read
+                    live = self.rules.score_pending(g, p, pieces.to_json())
+                    total += live["total"] - score["total"]
+                    score = {**score, **live, "pending": True}
                 cards.append({"letter": letter, "layout": self.layout(letter),
                               "sigil": self.rules.sigil(g, p, c),
-                              "wild": self.rules.wilds(g, p, c), "score": mine["sigils"][c]})
+                              "wild": self.rules.wilds(g, p, c), "score": score})
             done = self.rules.done(g, p)
             options = self.rules.options(g, p) if phase == "turn" and not done else []
             players.append({
                 "name": player["name"], "familiar": self.rules.familiar(g, p),
                 "cards": cards, "pieces": state.pieces[p].to_json(), "done": done,
-                "options": _summarise(options, state.pieces[p]), "total": mine["total"],
+                "options": _summarise(options, state.pieces[p]), "total": total,
                 "solo_win": mine.get("solo_win")})
         return {
             "phase": phase, "turn": self.rules.turn_number(g), "turns": 14,

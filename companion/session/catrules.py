@@ -31,6 +31,10 @@ class CatRules(Protocol):
     def sigil(self, game: Any, player: int, card: int) -> dict[str, Any]: ...
     def wilds(self, game: Any, player: int, card: int) -> list[int]: ...
     def scores(self, game: Any) -> dict[str, Any]: ...
+    def score_pending(self, game: Any, player: int, pieces: Mapping[str, Any],
+                      ) -> dict[str, Any]:
+        """The score of the card a player is drawing on, with this turn's pieces so far."""
+        ...
     def familiar(self, game: Any, player: int) -> dict[str, Any] | None: ...
     def turn_number(self, game: Any) -> int: ...
     def goals(self, game: Any) -> list[dict[str, Any]]: ...
@@ -137,6 +141,33 @@ class EngineRules:
 
     def scores(self, game: Any) -> dict[str, Any]:
         return self.g.scores(game)
+
+    def score_pending(self, game: Any, player: int, pieces: Mapping[str, Any],
+                      ) -> dict[str, Any]:
+        p = game.players[player]
+        card = p.cards[pieces["card"]]
+        lines = list(card.lines)
+        if pieces.get("line") is not None and tuple(pieces["line"]) not in card.lines:
+            lines.append(tuple(pieces["line"]))
+        crossed = set(card.crossed)
+        if pieces.get("cross") is not None:
+            crossed.add(pieces["cross"])
+        top = list(card.top)
+        value = pieces.get("value")
+        if value is not None and None in top:
+            top[top.index(None)] = self._box(value, card.written(value) >= 1)
+        try:
+            sigil = self.cat.Sigil(card.layout, lines, crossed, top)
+        except Exception:   # a piece the geometry refuses: keep the stored score
+            sigil = card.sigil()
+        fam = self.cat.familiar(p.familiar) if (
+            p.familiar and game.familiar_mode in ("asymmetric", "solo")) else None
+        return self.cat.score_sigil(sigil, self.cat.parse_goals(game.goals), fam)
+
+    @staticmethod
+    def _box(value: int, circled: bool) -> Any:
+        from vision.readings import TopBox
+        return TopBox(value, circled)
 
     def familiar(self, game: Any, player: int) -> dict[str, Any] | None:
         ident = game.players[player].familiar

@@ -88,7 +88,8 @@ def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
                              "campaigns": [c.to_json() for c in hub.store.campaigns()]}
         else:
             cache["game"] = {"cat": game_view(hub, "cat")["engine"],
-                             "machine": game_view(hub, "machine")["engine"]}
+                             "machine": game_view(hub, "machine")["engine"],
+                             "feeds": hub.active_kind()}
         cache["version"] = version
     return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt)}
 

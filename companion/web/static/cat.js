@@ -152,7 +152,7 @@
     return h("table", { class: "score-table", "data-score": `${p}-${c}` },
       h("tbody", {}, goals.map((g) => h("tr", {}, h("td", {}, `#${g.label || g.key} ${g.name}`), h("td", { class: "num" }, String((sc.goals || {})[g.label || g.key] ?? 0)))),
         sc.familiar_cost ? h("tr", {}, h("td", {}, "familiar"), h("td", { class: "num" }, "−" + sc.familiar_cost)) : null,
-        h("tr", { class: "sum" }, h("td", {}, "sigil total"), h("td", { class: "num" }, String(sc.total ?? 0)))));
+        h("tr", { class: "sum" }, h("td", {}, sc.pending ? "sigil total (with this turn)" : "sigil total"), h("td", { class: "num" }, String(sc.total ?? 0)))));
   }
 
   async function setCamera(p, c) {

@@ -26,13 +26,19 @@
     $("events-now").replaceChildren(...(events.length ? events.map((e) => h("li", { class: e.refused ? "refused" : "" },
       e.text, e.refused ? h("div", { class: "why" }, e.refused) : null)) : [h("li", { class: "muted" }, "nothing yet")]));
     const sg = r.sigil;
-    $("sigils-now").replaceChildren(...(sg ? [h("p", { class: "sigil-now" }, h("b", {}, "Card " + (sg.card || "") + ": "),
+    const m = sg && String(sg.card || "").match(/^g(\d+)p(\d+)c(\d+)$/);
+    const cardName = m ? `Player ${Number(m[2]) + 1}, card ${Number(m[3]) + 1}` + (sg.layout ? ` (${sg.layout})` : "") : "Card";
+    $("sigils-now").replaceChildren(...(sg ? [h("p", { class: "sigil-now" }, h("b", {}, cardName + ": "),
       sg.error ? h("span", { class: "muted" }, sg.error) : `${(sg.lines || []).length} lines, ${(sg.crossed || []).length} crossed`,
       (sg.unknown || []).length ? h("span", { class: "muted" }, " · unseen: " + sg.unknown.join(", ")) : null)] : []));
     const engines = [["cat", "/cat"], ["machine", "/machine"]].map(([k, href]) => {
       const e = p[k] || {};
+      const feeds = p.feeds === k;
       return h("li", {}, h("a", { href }, e.title || k), " ",
-        e.available ? h("span", { class: "badge ok" }, "ready") : h("span", { class: "badge warn", title: e.reason }, "unavailable"));
+        e.available ? h("span", { class: "badge ok" }, "ready") : h("span", { class: "badge warn", title: e.reason }, "unavailable"),
+        e.available ? h("button", { class: "ghost tiny-btn" + (feeds ? " on" : ""), "data-feeds": k, title: "the camera's readings go to this game",
+          onclick: async () => { const res = await Doom.api("POST", "/api/live/feeds", { kind: k }); if (res.ok) Doom.toast("The camera now feeds " + (e.title || k), "ok"); } },
+        feeds ? "● camera feeds it" : "○ feed the camera here") : null);
     });
     $("engines").replaceChildren(...engines);
     const missing = Object.entries(live.unavailable || {});

@@ -95,21 +95,32 @@ def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):
     assert median > 0
 
 
-def test_the_demo_runs_through_the_real_readers(page, tmp_path):
-    """The real readers in the loop: frames flow, readings reach the page (their accuracy is
-    measured by ``eval``, not here); prints the frame-to-page latency."""
+def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
+    """The real readers in the loop: the roll and the line are read from the video and scored
+    on the page. (The readers' accuracy is measured by ``eval``; this checks they are wired.)"""
     pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
+    pytest.importorskip("vision.sigil", reason="the sigil reader is not on main yet")
     db = tmp_path / "g.sqlite"
     hub = Hub(Store(db), {"cat": cat_engine(), "machine": load_engine("machine")})
     app = create_app(WebConfig(db_path=db, source=None), hub=hub)
     with serve(app) as served:
         page.goto(served.url + "/", wait_until="domcontentloaded")
         page.wait_for_function("window.__doomLatencies.length >= 20", timeout=60_000)
-        page.wait_for_selector("#dice-now .die", timeout=30_000)
         latencies = page.evaluate("window.__doomLatencies.slice()")
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        page.wait_for_selector(f"{card} line.ink", timeout=90_000)
+        page.wait_for_function("Number(document.querySelector(\"[data-total='0']\")"
+                               ".innerText.split(' ')[0]) > 0", timeout=10_000)
+        page.evaluate("window.scrollTo(0, 0)")
+        shot(page, "demo-cat-real")
+        page.goto(served.url + "/", wait_until="domcontentloaded")
+        page.wait_for_selector("#dice-now .die")
         shot(page, "demo-live-real")
         assert page.errors == []
         events = [e["text"] for e in app.extensions["doom"].live.process.events]
+    assert any(t.startswith("roll settled: 3 5 5") for t in events), events
+    assert any("new line 2-7" in t for t in events), events
     print(f"frame-to-page latency with the real readers: median "
           f"{1000 * statistics.median(latencies):.0f} ms over {len(latencies)} frames; "
-          f"tracker events: {events[:6]}")
+          f"tracker events: {events}")
