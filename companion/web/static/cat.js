@@ -342,9 +342,9 @@
       current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
       current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,
       rollPanel(),
-      goalsStrip(),
-      h("div", { class: "players" }, s.players.map((pl, p) => playerPanel(p, pl))),
-      logPanel(),
+      h("div", { class: "cat-layout" },
+        h("div", { class: "players" }, s.players.map((pl, p) => playerPanel(p, pl))),
+        h("aside", { class: "cat-side" }, goalsStrip(), logPanel())),
     ].filter(Boolean));
   }
 
