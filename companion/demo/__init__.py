@@ -14,14 +14,16 @@ API::
 
     source = open_source(str(demo_source_path()), SourceConfig(loop=True))   # the demo loops
     for e in expected_events():        # what a perfect reader + tracker emit, once per loop
-        e.kind, e.text, e.t_from, e.t_until   # "roll", "roll settled: 3 5 5", 1.3, 2.8
+        e.kind, e.text, e.t_from, e.t_until   # "roll", "roll settled: 3 5 5", 0.5, 3.8
     for f in truth_frames():           # the true reading of every frame of one loop
         f.index, f.t, f.dice, f.sigil, f.hand   # DiceReading, SigilState (with unknown), bool
 
 The tracker events' card id is :data:`DEMO_CARD_ID` (``"A"``, the layout of the card). Event
 times are seconds from the start of a loop, as frame times of a source that plays the file at
-10 fps: the ``Frame.t`` of loop ``n`` is ``n * duration`` later. The windows hold for a reader
-that sees every frame; a pipeline that drops frames emits the same events, later.
+10 fps: the ``Frame.t`` of loop ``n`` is ``n * duration`` later. A window runs from the start of
+the action (a reader may count a cross once its first stroke is down) to a second after the next
+action starts, so that a pipeline reading one frame in three still lands inside it.
+``python -m companion.demo.check_readers`` plays the demo through the real readers.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ def demo_description() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ExpectedEvent:
-    """An event a perfect reader + tracker emit once per loop, between ``t_from`` and
-    ``t_until`` seconds after the loop's start."""
+    """An event a reader + tracker emit once per loop, between ``t_from`` and ``t_until``
+    seconds after the loop's start."""
 
     kind: str
     text: str
