@@ -78,6 +78,7 @@ class SigilConfig:
     single_cover: float = 0.7
     end_radius_mm: float = 0.8
     end_cover: float = 0.8
+    via_mm: float = 2.5
     line_quantile: float = 0.15
     line_floor: float = 0.32
     line_ceiling: float = 0.75
@@ -92,7 +93,7 @@ class SigilConfig:
     cross_offset_mm: float = 0.4
     cross_level: float = 0.5
     cross_max_hidden: float = 0.3
-    cross_floor: float = 0.25
+    cross_floor: float = 0.4
     cross_ceiling: float = 0.6
     cross_min_jump: float = 0.1
     cross_default: float = 0.4
@@ -428,9 +429,11 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
 
 
 def _explain_away(chosen: list[int], paths: list[np.ndarray], pairs: Sequence[tuple[int, int]],
-                  shape: tuple[int, int], cfg: SigilConfig) -> list[int]:
+                  centres: np.ndarray, radii: np.ndarray, shape: tuple[int, int],
+                  cfg: SigilConfig) -> list[int]:
     """Drop chosen pairs whose ink belongs to other chosen lines.
 
+    0. Via a candle: lines a-b and b-c, both seen to end at b, trace a path for a-c past b.
     1. Passing by: a line that passes close to a candle on its way elsewhere traces a path for
        the pair ending at that candle; the pair's own end then lies on that line. A pair lying
        along another line but ending with ink of its own (two lines from one candle running
@@ -453,6 +456,19 @@ def _explain_away(chosen: list[int], paths: list[np.ndarray], pairs: Sequence[tu
         where[p] = np.clip(np.round(paths[p] * scale).astype(np.int64), 0, [w - 1, h - 1])
     n_end = max(2, round(cfg.end_mm / cfg.band_step_mm))
     keep = list(chosen)
+    # 0. two lines meeting at a candle b, a-b and b-c, also trace a path for a-c past b: when
+    #    both were seen to end at b, a-c is that trace
+    index = {pairs[p]: p for p in keep}
+    for q in list(keep):
+        a, c = pairs[q]
+        for b in range(len(centres)):
+            if b in (a, c) or len(paths[q]) == 0:
+                continue
+            ab, bc = tuple(sorted((a, b))), tuple(sorted((b, c)))
+            if ab in index and bc in index and index[ab] in keep and index[bc] in keep:
+                d = np.hypot(*(paths[q] - centres[b] * s).T).min() / s
+                if d < radii[b] + cfg.via_mm and q in keep:
+                    keep.remove(q)
     while len(keep) > 1:
         # 1. passing by
         best, best_c = None, 0.0
@@ -847,7 +863,10 @@ def read_sigil(image: np.ndarray, layout: Any,
               and gaps[p, 1] >= cfg.end_share * t_line):
             chosen.append(p)
     pairs = geom.pairs
-    lines = [pairs[p] for p in _explain_away(chosen, paths, pairs, maps.ink.shape, cfg)]
+    centres = np.array([c.center for c in geom.candles])
+    radii = np.array([c.radius for c in geom.candles])
+    lines = [pairs[p] for p in _explain_away(chosen, paths, pairs, centres, radii,
+                                             maps.ink.shape, cfg)]
 
     cross = _cross_evidence(maps, geom, cfg)
     t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
