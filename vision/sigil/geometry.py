@@ -94,12 +94,27 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+_GEOMS: dict[int, tuple[Any, CardGeometry]] = {}
+
+
 def geometry_of(layout: Any) -> CardGeometry:
     """Read a layout (the Doom Cat ``Layout`` object, or its JSON document) into a
     :class:`CardGeometry`. Accepts attribute or mapping access so it does not depend on the
     layout class's internals."""
     if isinstance(layout, CardGeometry):
         return layout
+    hit = _GEOMS.get(id(layout))
+    if hit is not None and hit[0] is layout:
+        return hit[1]
+    geom = _geometry_of(layout)
+    if not isinstance(layout, Mapping):  # documents may be edited in place: not cached
+        if len(_GEOMS) > 64:
+            _GEOMS.clear()
+        _GEOMS[id(layout)] = (layout, geom)
+    return geom
+
+
+def _geometry_of(layout: Any) -> CardGeometry:
     to_json = getattr(layout, "to_json", None)
     doc = to_json() if callable(to_json) and not isinstance(layout, Mapping) else layout
     name = str(_get(doc, "name"))
@@ -368,7 +383,7 @@ def find_by_outline(image: np.ndarray, geom: CardGeometry, *, min_area: float = 
                 a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
                 if max(a, b) / max(min(a, b), 1e-6) > ratio_card * 1.9:
                     continue
-                cands.append((cv2.contourArea(quad) * 0.9, quad / scale))
+                cands.append((cv2.contourArea(quad) * 0.9, quad))
                 continue
             if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
                 continue
@@ -383,9 +398,11 @@ def find_by_outline(image: np.ndarray, geom: CardGeometry, *, min_area: float = 
             r = max(a, b) / max(min(a, b), 1e-6)
             if not r <= ratio_card * 1.9:
                 continue
-            quad = _refine_quad(c, quad)
-            cands.append((cv2.contourArea(quad), quad / scale))
+            cands.append((cv2.contourArea(quad), (c, quad)))
     cands.sort(key=lambda x: -x[0])
+    # refine the sides of the largest few only (the others are not looked at)
+    cands = [(a, (_refine_quad(*cq) if isinstance(cq, tuple) else cq) / scale)
+             for a, cq in cands[:3 * limit]]
     out: list[np.ndarray] = []
     for _, q in cands:
         centre = q.mean(axis=0)

@@ -153,6 +153,21 @@ def _floor(ref: Reference, radius: int) -> np.ndarray:
     return out
 
 
+_BLIND: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _blind(ref: Reference, radius: int) -> np.ndarray:
+    """Where the (spread) printed artwork is too dark to measure ink on."""
+    key = (id(ref), radius)
+    out = _BLIND.get(key)
+    if out is None:
+        if len(_BLIND) > 16:
+            _BLIND.clear()
+        out = _min3(_floor(ref, radius)) < 0.5
+        _BLIND[key] = out
+    return out
+
+
 def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
               hand_chroma: float = 0.10, hand_dark: float = 0.45, glare_gain: float = 1.22,
               hidden_grow_mm: float = 1.5, px_per_mm: float = 5.0,
@@ -203,6 +218,6 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
     contrast = float(np.percentile(1.0 - _min3(norm[dark_px]), 80)) if dark_px.sum() > 50 else 0.6
-    blind = _min3(floor) < 0.5
+    blind = _blind(ref, spread_px)
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
                     rectified=rect)

@@ -664,7 +664,7 @@ def _match_image(image: np.ndarray, h: np.ndarray, geom: CardGeometry) -> np.nda
 
 def _zero_mean(g: np.ndarray) -> np.ndarray:
     b = 6
-    g = cv2.GaussianBlur(g[b:-b, b:-b], (0, 0), 1.0)
+    g = cv2.blur(g[b:-b, b:-b], (3, 3))
     g = g - g.mean()
     return g / max(float(np.sqrt((g * g).sum())), 1e-6)
 
