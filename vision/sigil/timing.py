@@ -9,7 +9,9 @@ for a core; this measures the process's CPU time per read (one thread), which do
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -26,8 +28,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=0)
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    from pathlib import Path
-
     folder = Path(args.folder)
     labels = _labels(folder)
     if args.limit:
@@ -41,10 +41,8 @@ def main(argv: list[str] | None = None) -> None:
     cpu, wall = [], []
     for k, (img, lay, refs) in enumerate([items[0], *items]):
         t0, c0 = time.perf_counter(), time.process_time()
-        try:
+        with contextlib.suppress(BadInput):
             read_sigil(img, lay, refs, others=others)
-        except BadInput:
-            pass
         if k:  # the first read warms up (model loading, caches)
             cpu.append((time.process_time() - c0) * 1000)
             wall.append((time.perf_counter() - t0) * 1000)
