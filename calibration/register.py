@@ -38,7 +38,7 @@ from companion.errors import BadInput
 from vision.imageio import as_bgr, read_image
 
 __all__ = ["CardNotFound", "FoundCard", "Registration", "find_card", "find_outline",
-           "outline_candidates", "rectify", "register_card"]
+           "layout_match", "outline_candidates", "rectify", "register_card"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 BUILTIN = {"A", "B", "C", "D"}
@@ -350,6 +350,30 @@ def _edge_score(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float
     return float(on / (mag.mean() + 1e-6))
 
 
+def layout_match(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float:
+    """How well the layout fits the card in view: the mean edge strength on the candle discs
+    (where every card prints something: an outline, a number, a candle) over that in the free
+    space around them. About 10 or more when the layout is right, about 1 when the candles are
+    elsewhere (a wrong layout file, or positions off by several millimetres)."""
+    ppm = 4.0
+    size = (round(geom.width * ppm), round(geom.height * ppm))
+    rect = cv2.warpPerspective(as_bgr(image), np.linalg.inv(hom @ np.diag([1 / ppm, 1 / ppm, 1])),
+                               size, flags=cv2.INTER_LINEAR)
+    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    mag = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1))
+    on = np.zeros(grey.shape, np.uint8)
+    around = np.zeros(grey.shape, np.uint8)
+    centers = [(round(c.center[0] * ppm), round(c.center[1] * ppm)) for c in geom.candles]
+    for c, ctr in zip(geom.candles, centers, strict=True):
+        cv2.circle(around, ctr, round((c.radius + 3.5) * ppm), 1, -1)
+    for c, ctr in zip(geom.candles, centers, strict=True):
+        cv2.circle(around, ctr, round((c.radius + 1.5) * ppm), 0, -1)
+        cv2.circle(on, ctr, round((c.radius + 0.5) * ppm), 1, -1)
+    if not on.any() or not around.any():
+        return 0.0
+    return float(mag[on > 0].mean() / (mag[around > 0].mean() + 1e-6))
+
+
 def find_by_outline(image: np.ndarray, geom: CardGeometry) -> FoundCard | None:
     """The card's homography from its outline (None if none).
 
@@ -447,7 +471,7 @@ def _registry_dir() -> Path:
 
 
 def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name: str, *,
-                  px_per_mm: float = 8.0, min_px_per_mm: float = 2.5,
+                  px_per_mm: float = 8.0, min_px_per_mm: float = 2.5, min_match: float = 2.5,
                   registry: str | Path | None = None) -> Registration:
     """Register a card design (see the module docstring).
 
@@ -463,6 +487,8 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         Resolution of the stored reference.
     min_px_per_mm
         Refuse cards seen at a lower resolution than this (too far to be a useful reference).
+    min_match
+        Refuse when :func:`layout_match` is lower: the layout does not fit the card.
     registry
         The registry folder (default: ``registry_dir()`` of the layouts module).
     """
@@ -481,6 +507,11 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         found = find_card(image, geom)
     except CardNotFound as exc:
         raise CardNotFound(f"{where}: {exc}") from None
+    match = layout_match(image, geom, found.homography)
+    if match < min_match:
+        raise BadInput(f"{where}: the card does not match {layout_path}: nothing is printed where "
+                       f"the layout puts the candles (match {match:.1f}, at least {min_match:g} "
+                       "needed); wrong layout file, or candle positions off by millimetres")
     seen = np.sqrt(cv2.contourArea(found.corners_px.astype(np.float32))
                    / (geom.width * geom.height))
     if seen < min_px_per_mm:
@@ -497,6 +528,7 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         raise BadInput(f"{folder / 'reference.png'}: cannot write")
     result = Registration(folder, found.method, found.corners_px, reference.shape[:2])
     meta = {**result.to_json(), "px_per_mm": px_per_mm, "photo": where,
+            "layout_match": round(match, 2),
             "seen_px_per_mm": round(float(seen), 2)}
     (folder / "reference.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return result

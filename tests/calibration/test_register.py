@@ -76,6 +76,8 @@ def test_register_stores_layout_and_reference(tmp_path, monkeypatch, art):
     ("card", "broken", "x1", "broken.json"),
     ("card", "nofile", "x1", "no such"),
     ("tiny", "B", "x1", "too small"),
+    ("card", "A", "x1", "does not match"),
+    ("printed", "C", "x1", "does not match"),
 ])
 def test_register_refuses_bad_input(tmp_path, monkeypatch, capsys, photo, layout, name, message):
     monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path / "home"))
@@ -86,10 +88,12 @@ def test_register_refuses_bad_input(tmp_path, monkeypatch, capsys, photo, layout
         path.write_text("hello")
     elif photo == "card":
         cv2.imwrite(str(path), _blank_photo("B", "companion", 0, 3, background="wood")[0])
+    elif photo == "printed":
+        cv2.imwrite(str(path), _blank_photo("B", "printed", 1, 4, background="wood")[0])
     elif photo == "tiny":
         frame = _blank_photo("B", "printed", 0, 3, background="wood", tilt_deg=0.0, fill=0.2)[0]
         cv2.imwrite(str(path), cv2.resize(frame, (320, 180), interpolation=cv2.INTER_AREA))
-    layout_path = LAYOUTS_DIR / "B.json"
+    layout_path = LAYOUTS_DIR / f"{layout}.json"
     if layout == "broken":
         layout_path = tmp_path / "broken.json"
         doc = json.loads((LAYOUTS_DIR / "B.json").read_text())
