@@ -323,6 +323,19 @@ class Renderers:
         self.sigil = sigil_render
         self._cards: dict[str, np.ndarray] = {}
 
+    def fingerprint(self) -> str:
+        """A hash of what the renderers draw (a card and two dice): it changes when they do,
+        which tells whether the committed video can still be re-made pixel for pixel."""
+        import hashlib
+
+        canvas = np.zeros((120, 200, 3), np.uint8)
+        self.draw_dice(canvas, [DieDraw(5, "white", (50, 60), 20.0, 1),
+                                DieDraw(2, "black", (140, 60), 70.0, 2)],
+                       np.random.default_rng(SEED))
+        card = cv2.resize(self.card(S_CROSS), (88, 126), interpolation=cv2.INTER_AREA)
+        digest = hashlib.sha256(canvas.tobytes() + card.tobytes())
+        return digest.hexdigest()[:16]
+
     def names(self) -> dict[str, str]:
         return {"dice": "vision.render.dice" if self.dice else "fallback",
                 "sigil": "vision.render.sigil" if self.sigil else "fallback"}
@@ -665,7 +678,7 @@ def build(out_dir: Path = OUT_DIR, *, frames: int = N_FRAMES) -> dict[str, Any]:
     doc = {
         "video": video.name, "fps": FPS, "size": [W, H], "frames": frames,
         "duration_s": frames / FPS, "loop": True, "seed": SEED,
-        "renderers": renderers.names(),
+        "renderers": renderers.names(), "renderers_fingerprint": renderers.fingerprint(),
         "card": {"id": CARD_ID, "layout": LAYOUT,
                  "corners_px": CARD_QUAD.round(1).tolist()},
         "timeline": [{"from": a / FPS, "until": (b + 1) / FPS, "what": what}

@@ -109,8 +109,11 @@ def test_truth_boxes_sit_on_the_dice_in_the_video(decoded, index, colour):
 
 def test_committed_video_matches_the_generator(decoded):
     renderers = make_demo.Renderers()
-    if renderers.names() != demo_description()["renderers"]:
-        pytest.skip(f"renderers differ from those the video was made with: {renderers.names()}")
+    made_with = demo_description()
+    if (renderers.names() != made_with["renderers"]
+            or renderers.fingerprint() != made_with.get("renderers_fingerprint")):
+        pytest.skip("the renderers draw differently from when demo.mp4 was made "
+                    "(re-run python -m companion.demo.make_demo to refresh it)")
     background = renderers.background()
     for index in (20, 60, 140):
         frame, truth = make_demo.render_frame(index, renderers, background)
