@@ -111,6 +111,8 @@ class CatAdapter:
                 "familiar_mode": {"enum": ["none", "one-for-all", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
                 "demo": {"type": "boolean"},
+                "campaign_line": {"enum": ["row 0", "row 1", "row 2", "column 0",
+                                           "column 1", "column 2"]},
             }}
 
     def event_schema(self) -> dict[str, Any]:
@@ -355,6 +357,11 @@ class CatAdapter:
         }
 
     def _verdict(self, state: CatState, sc: Mapping[str, Any]) -> dict[str, Any]:
+        out = self._verdict_text(state, sc)
+        out["sigils"] = {n: [s["total"] for s in v["sigils"]] for n, v in sc["players"].items()}
+        return out
+
+    def _verdict_text(self, state: CatState, sc: Mapping[str, Any]) -> dict[str, Any]:
         totals = {n: v["total"] for n, v in sc["players"].items()}
         if len(totals) == 1:
             name = next(iter(totals))

@@ -92,6 +92,11 @@ class Hub:
     def create_game(self, kind: str, title: str, setup: Mapping[str, Any], *,
                     campaign_id: int | None = None) -> GameSession:
         engine = self.engine(kind)
+        if campaign_id is not None:
+            if kind != "cat":
+                raise BadInput("campaigns are Doom Cat campaigns")
+            from companion.session.campaigns import prepare_game
+            setup = prepare_game(self.store, campaign_id, setup)
         problem = schema_error(setup, engine.setup_schema(), "setup")
         if problem:
             raise BadInput(problem)
@@ -100,11 +105,6 @@ class Hub:
             engine.initial(prepared)
         except Refused as exc:
             raise BadInput(f"setup: {exc.reason}") from None
-        if campaign_id is not None:
-            try:
-                self.store.campaign(campaign_id)
-            except KeyError:
-                raise BadInput(f"no campaign {campaign_id}") from None
         with self._lock:
             gid = self.store.create_game(kind, title or engine.title, prepared,
                                          campaign_id=campaign_id)

@@ -12,6 +12,7 @@ from flask import Flask, Response, abort, jsonify, request, stream_with_context
 from werkzeug.exceptions import HTTPException
 
 from companion.errors import BadInput
+from companion.session.campaigns import standings
 from companion.session.core import GameSession, schema_error
 from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
 from companion.web import schemas
@@ -85,7 +86,9 @@ def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
             cache["game"] = game_view(hub, view)
         elif view == "history":
             cache["game"] = {"games": game_list(hub),
-                             "campaigns": [c.to_json() for c in hub.store.campaigns()]}
+                             "campaigns": [{**c.to_json(),
+                                            "standings": standings(hub.store, c.id)}
+                                           for c in hub.store.campaigns()]}
         else:
             cache["game"] = {"cat": game_view(hub, "cat")["engine"],
                              "machine": game_view(hub, "machine")["engine"],
@@ -324,7 +327,8 @@ def register(app: Flask) -> None:
     # -- campaigns -----------------------------------------------------------------------
     @app.get("/api/campaigns")
     def campaigns() -> Any:
-        return jsonify({"campaigns": [c.to_json() for c in hub().store.campaigns()]})
+        return jsonify({"campaigns": [{**c.to_json(), "standings": standings(hub().store, c.id)}
+                                      for c in hub().store.campaigns()]})
 
     @app.post("/api/campaigns")
     def create_campaign() -> Any:
@@ -341,7 +345,8 @@ def register(app: Flask) -> None:
         except KeyError:
             raise ApiError(404, f"no campaign {campaign_id}") from None
         games_ = [g.to_json() for g in hub().store.games(campaign_id=campaign_id)]
-        return jsonify({**record.to_json(), "games": games_})
+        return jsonify({**record.to_json(), "games": games_,
+                        "standings": standings(hub().store, campaign_id)})
 
     @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     def unknown(rest: str) -> Any:

@@ -187,9 +187,11 @@
     const hint = s.phase === "over" ? "game over" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
       : s.roll.includes(null) ? "A die could not be read: click it and say its value"
         : s.wild_roll ? "Triples: every die is wild for everyone this turn" : "Each player writes one die, draws a line with the other two and crosses a candle";
+    const over = s.phase === "over";
     return h("div", { class: "panel roll-strip" },
       h("div", { class: "turn-stat" }, h("div", { class: "label" }, "Turn"), h("div", { class: "value", id: "turn" }, `${s.turn}`, h("small", {}, ` / ${s.turns}`))),
-      h("div", { class: "dice-row", id: "roll" }, items),
+      over ? h("a", { class: "button", id: "share-big", href: `/api/games/${gid()}/share.png`, target: "_blank" }, "Charge the sigils: share image")
+        : h("div", { class: "dice-row", id: "roll" }, items),
       h("div", { class: "roll-hint" }, hint),
       h("div", { class: "row" },
         h("button", { class: "ghost", id: "undo", disabled: !current.can_undo, onclick: async () => { const r = await api("POST", `/api/games/${gid()}/undo`, {}); if (r.ok) { current = r.doc; draw(); } } }, "↶ Undo"),
@@ -262,6 +264,18 @@
     famOne.hidden = true;
     famMode.addEventListener("change", () => { famOne.hidden = famMode.value === "none"; });
     const campSel = h("select", { id: "setup-campaign" }, h("option", { value: "" }, "no campaign"), campaigns.map((c) => h("option", { value: c.id }, c.title)));
+    const lineSel = h("select", { id: "setup-campaign-line", hidden: true });
+    campSel.addEventListener("change", () => {
+      const c = campaigns.find((x) => String(x.id) === campSel.value);
+      lineSel.hidden = !c;
+      if (!c) { setSel.disabled = false; return; }
+      const played = new Set((c.standings && c.standings.played) || []);
+      const grid = c.setup.goals;
+      const idx = { "row 0": [0, 1, 2], "row 1": [3, 4, 5], "row 2": [6, 7, 8], "column 0": [0, 3, 6], "column 1": [1, 4, 7], "column 2": [2, 5, 8] };
+      lineSel.replaceChildren(...Object.entries(idx).filter(([l]) => !played.has(l)).map(([l, ix]) => h("option", { value: l }, `${l}: goals ${ix.map((i) => grid[i]).join(", ")}`)));
+      setSel.disabled = true;
+      if ((c.setup.players || []).length) { players.splice(0, players.length, ...c.setup.players); drawPlayers(); }
+    });
     const rows = h("div", { class: "player-rows" });
     function drawPlayers() {
       rows.replaceChildren(...players.map((name, i) => h("div", { class: "row player-row" },
@@ -278,18 +292,19 @@
       h("div", {}, h("h3", { class: "sub" }, "Sigil cards (every player takes the same pair)"), h("div", { class: "row" }, cardSel)),
       h("div", {}, h("h3", { class: "sub" }, "Goal cards"), setSel, custom, preview),
       h("div", { class: "row" }, h("label", {}, "Familiar", famMode), famOne),
-      h("div", { class: "row" }, h("label", {}, "Campaign", campSel)),
+      h("div", { class: "row" }, h("label", {}, "Campaign", campSel), h("label", {}, "\u00a0", lineSel)),
       h("div", { class: "row" }, h("button", { id: "start-cat", onclick: start }, "Start the game"),
         current ? h("button", { class: "ghost", onclick: () => { showSetup = false; draw(); } }, "Back to the game") : null));
     async function start() {
       let goals;
-      if (setSel.value === "custom") goals = goalSel.map((x) => x.value).filter((v) => v !== "").map(Number);
+      if (campSel.value) goals = [1, 2, 3];   // the campaign's row or column decides
+      else if (setSel.value === "custom") goals = goalSel.map((x) => x.value).filter((v) => v !== "").map(Number);
       else if (setSel.value !== "") goals = cat.sets[Number(setSel.value)].goals;
       else { toast("Choose the goal cards first", "warn"); return; }
       const setup = { players: players.map((n, i) => ({ name: n.trim() || `Player ${i + 1}` })), cards: cards.slice(), goals, familiar_mode: famMode.value };
       if (famMode.value !== "none") setup.familiar = famOne.value;
       const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
-      if (campSel.value) body.campaign_id = Number(campSel.value);
+      if (campSel.value) { body.campaign_id = Number(campSel.value); setup.campaign_line = lineSel.value; }
       const r = await api("POST", "/api/games", body);
       if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; draw(); }
     }

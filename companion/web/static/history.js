@@ -27,11 +27,45 @@
         h("a", { class: "button ghost", href: `/api/games/${g.id}/export`, download: `doom-game-${g.id}.json` }, "Export"),
         g.kind === "cat" ? h("a", { class: "button ghost", href: `/api/games/${g.id}/share.png`, target: "_blank" }, "Share image") : null))));
     const campaigns = p.campaigns || [];
-    $("campaigns").replaceChildren(...(campaigns.length ? campaigns.map((c) => h("div", { class: "campaign" },
-      h("b", {}, c.title), " · goals ", (c.setup.goals || []).join(", "),
-      c.standings ? h("span", {}, " · ", c.standings) : null))
-      : [h("p", { class: "muted" }, "No campaigns yet.")]));
+    $("campaigns").replaceChildren(...(campaigns.length ? campaigns.map(campaignCard)
+      : [h("p", { class: "muted" }, "No campaigns yet: 6 games over the rows and columns of a 3×3 grid of goals.")]));
   }
+
+  function campaignCard(c) {
+    const st = c.standings || {};
+    const grid = c.setup.goals || [];
+    const lines = { "row 0": [0, 1, 2], "row 1": [3, 4, 5], "row 2": [6, 7, 8], "column 0": [0, 3, 6], "column 1": [1, 4, 7], "column 2": [2, 5, 8] };
+    const done = new Set((st.played || []).flatMap((l) => lines[l] || []));
+    const totals = Object.entries(st.totals || {}).sort((a, b) => b[1] - a[1]);
+    const verdict = st.games === 6 ? (st.solo_win === true ? "solo campaign won (over 840)" : st.solo_win === false ? "solo campaign lost (840 or less)"
+      : "winner: " + (st.winners || []).join(", ")) : `${st.games || 0} of 6 games played` + (st.target ? ` · solo target: over ${st.target}` : "");
+    return h("div", { class: "campaign", "data-campaign": c.id },
+      h("div", { class: "campaign-grid" }, grid.map((g, i) => h("span", { class: done.has(i) ? "played" : "" }, "#" + String(g).padStart(2, "0")))),
+      h("div", { class: "campaign-body" }, h("h3", {}, c.title), h("p", { class: "muted" }, verdict + (st.error ? " · " + st.error : "")),
+        h("table", { class: "table standings" }, h("tbody", {}, totals.map(([n, t], i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, n), h("td", { class: "num" }, `${t} VP`))))),
+        h("p", { class: "muted" }, "played: " + ((st.played || []).join(", ") || "none yet"))));
+  }
+
+  const gridSel = [];
+  for (let i = 0; i < 9; i++) {
+    const sel = h("select", { "data-cell": i }, [...Array(27).keys()].map((k) => h("option", { value: k + 1 }, "#" + String(k + 1).padStart(2, "0"))));
+    sel.value = String(i + 1);
+    gridSel.push(sel);
+  }
+  $("campaign-grid").append(...gridSel);
+  $("new-campaign").addEventListener("click", () => { $("campaign-form").hidden = !$("campaign-form").hidden; });
+  $("campaign-random").addEventListener("click", () => {
+    const pool = [...Array(27).keys()].map((k) => k + 1);
+    for (let i = pool.length - 1; i > 0; i--) { const j = Math.floor(Math.random() * (i + 1)); [pool[i], pool[j]] = [pool[j], pool[i]]; }
+    gridSel.forEach((s, i) => { s.value = String(pool[i]); });
+  });
+  $("campaign-create").addEventListener("click", async () => {
+    const players = $("campaign-players").value.split(",").map((x) => x.trim()).filter(Boolean);
+    const body = { title: $("campaign-title").value.trim() || "Campaign", goals: gridSel.map((s) => Number(s.value)) };
+    if (players.length) body.players = players;
+    const r = await api("POST", "/api/campaigns", body);
+    if (r.ok) { toast("Campaign created: start its games on the Doom Cat page", "ok"); $("campaign-form").hidden = true; }
+  });
 
   $("import-file").addEventListener("change", async (ev) => {
     const file = ev.target.files[0];

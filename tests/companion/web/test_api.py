@@ -84,7 +84,7 @@ def test_a_correction_and_its_refusal(client):
     ("/api/games", {"kind": "cat", "setup": {"target": "x"}}, 400, "setup: at $.target"),
     ("/api/games", {"kind": "cat", "setup": {"target": 13}}, 400, "unlucky"),
     ("/api/games", {"kind": "machine", "setup": {}}, 503, "engine is missing"),
-    ("/api/games", {"kind": "cat", "setup": {}, "campaign_id": 7}, 400, "setup"),
+    ("/api/games", {"kind": "cat", "setup": {}, "campaign_id": 7}, 400, "no campaign 7"),
     ("/api/games", [1, 2], 400, "is not of type 'object'"),
     ("/api/campaigns", {"title": "x", "goals": [1, 2, 3]}, 400, "$.goals"),
     ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400, "non-unique"),
@@ -142,12 +142,15 @@ def test_campaigns(client):
                                               "players": ["Ann"]})
     assert res.status_code == 201
     cid = res.json["id"]
-    gid = client.post("/api/games", json={"kind": "cat", "setup": {"target": 3},
-                                          "campaign_id": cid}).json["game"]["id"]
     doc = client.get(f"/api/campaigns/{cid}").json
-    assert doc["setup"]["goals"][0] == 1 and doc["games"][0]["id"] == gid
+    assert doc["setup"]["goals"][0] == 1 and doc["games"] == []
+    assert doc["standings"]["totals"] == {"Ann": 0}
     assert client.get("/api/campaigns").json["campaigns"][0]["title"] == "Winter"
     assert client.get("/api/campaigns/99").status_code == 404
+    # a campaign takes Doom Cat games only
+    res = client.post("/api/games", json={"kind": "cat", "setup": {"target": 3},
+                                          "campaign_id": cid})
+    assert res.status_code == 400 and "row or column" in res.json["error"]
 
 
 def test_make_current(client):

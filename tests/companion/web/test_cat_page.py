@@ -183,11 +183,9 @@ def test_share_png_and_catalogue_and_camera_endpoints(tmp_path):
     app.extensions["doom"].close()
 
 
-def test_a_whole_solo_game_reaches_a_verdict_and_a_result(hub):
+def play_to_the_end(s, seed=4):
     import random
-    s = hub.create_game("cat", "t", {"players": [{"name": "Ann"}], "cards": ["A", "B"],
-                                     "goals": [1, 2, 3]})
-    rng = random.Random(4)
+    rng = random.Random(seed)
     for _ in range(14):
         state = s.view()["state"]
         assert state["phase"] == "roll"
@@ -200,10 +198,36 @@ def test_a_whole_solo_game_reaches_a_verdict_and_a_result(hub):
         out = s.submit({"type": "turn", "player": 0, "card": o["card"], "value": o["value"],
                         "line": o["line"], "cross": o["cross"]})
         assert out.ok, out.reason
+
+
+def test_a_whole_solo_game_reaches_a_verdict_and_a_result(hub):
+    s = hub.create_game("cat", "t", {"players": [{"name": "Ann"}], "cards": ["A", "B"],
+                                     "goals": [1, 2, 3]})
+    play_to_the_end(s)
     view = s.view()["state"]
     assert view["phase"] == "over" and view["verdict"]["text"].startswith("Solo")
     assert hub.store.game(s.game_id).result["summary"] == view["verdict"]["text"]
     assert not s.submit({"type": "roll", "dice": [1, 2, 3]}).ok
+
+
+def test_a_campaign_game_takes_its_goals_from_the_grid_and_counts_in_the_standings(hub):
+    from companion.errors import BadInput
+    from companion.session.campaigns import standings
+    grid = [4, 5, 6, 7, 8, 9, 1, 2, 3]
+    cid = hub.store.create_campaign("Winter", {"goals": grid, "players": ["Ann"]})
+    setup = {"players": [{"name": "Ann"}], "cards": ["A", "B"], "goals": [1, 2],
+             "campaign_line": "column 1"}
+    s = hub.create_game("cat", "c1", setup, campaign_id=cid)
+    assert s.record.setup["goals"] == [5, 8, 2]
+    with pytest.raises(BadInput, match="players are Ann"):
+        hub.create_game("cat", "c2", {**setup, "players": [{"name": "Bo"}],
+                                      "campaign_line": "row 0"}, campaign_id=cid)
+    play_to_the_end(s, seed=9)
+    with pytest.raises(BadInput, match="played already"):
+        hub.create_game("cat", "c2", setup, campaign_id=cid)
+    table = standings(hub.store, cid)
+    assert table["played"] == ["column 1"]
+    assert table["totals"]["Ann"] == s.view()["state"]["players"][0]["total"]
 
 
 @pytest.mark.browser
@@ -252,3 +276,32 @@ def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page
         page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line.ink")
         assert page.locator("[data-total='0']").inner_text() == total
         assert page.locator("#events li").count() == 4
+
+
+@pytest.mark.browser
+def test_history_shows_games_campaign_standings_and_the_share_image(tmp_path, page):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(db)
+    cid = hub.store.create_campaign("Winter", {"goals": [4, 5, 6, 7, 8, 9, 1, 2, 3],
+                                               "players": ["Ann"]})
+    s = hub.create_game("cat", "Winter, game 1", {
+        "players": [{"name": "Ann"}], "cards": ["A", "B"], "goals": [1, 2],
+        "campaign_line": "row 0"}, campaign_id=cid)
+    play_to_the_end(s, seed=2)
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/history", wait_until="domcontentloaded")
+        page.wait_for_selector(f"tr[data-game='{s.game_id}']")
+        row = page.locator(f"tr[data-game='{s.game_id}']").inner_text()
+        assert "Solo" in row
+        standings = page.locator(f"[data-campaign='{cid}']").inner_text()
+        total = s.view()["state"]["players"][0]["total"]
+        assert f"{total} VP" in standings and "row 0" in standings
+        shot(page, "history")
+        page.goto(f"{served.url}/api/games/{s.game_id}/share.png", wait_until="load")
+        shot(page, "share-image")
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#verdict")
+        page.evaluate("window.scrollTo(0, 0)")
+        shot(page, "cat-over")
+        assert page.errors == []
