@@ -50,6 +50,11 @@ class SettledDie:
     bbox: tuple[float, float, float, float]
 
     @property
+    def center(self) -> tuple[float, float]:
+        x0, y0, x1, y1 = self.bbox
+        return ((x0 + x1) / 2.0, (y0 + y1) / 2.0)
+
+    @property
     def label(self) -> str:
         return "?" if self.value is None else str(self.value)
 

@@ -350,3 +350,27 @@ def test_ids_survive_a_gap_when_nothing_changed():
     for i in range(8):
         tracker.update(DiceReading(moved), 30 + i / 10)
     assert {d.value: d.id for d in tracker.dice() if d.value == 3} == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), n=st.integers(2, 7))
+def test_rerolling_any_subset_updates_exactly_those_dice(data, n):
+    cells = data.draw(st.permutations([(cx, cy) for cx in range(5) for cy in range(3)]))
+    old = [die(data.draw(st.integers(1, 6)), 60 + 130 * cx, 60 + 130 * cy, "black")
+           for cx, cy in cells[:n]]
+    k = data.draw(st.integers(1, n - 1))
+    picked = set(data.draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=k, unique=True)))
+    kept = [d for i, d in enumerate(old) if i not in picked]
+    new = [die(data.draw(st.integers(1, 6)), 60 + 130 * cx, 60 + 130 * cy, "black")
+           for cx, cy in cells[n:n + k]]
+    frames = (still(old, 6) + [kept] * 5 + [kept + f for f in tumbling(new, seed=n)]
+              + still(kept + new, 8))
+    events, _ = run(frames)
+    assert len(events) == 2 and isinstance(events[1][1], RerollSettled)
+    first, reroll = events[0][1], events[1][1]
+    kept_ids = {d.id for d in first.dice if d.center not in {o.center for o in
+                                                               (old[i] for i in picked)}}
+    assert sorted(d.value for d in reroll.dice if d.id in reroll.rerolled) == sorted(
+        d.value for d in new)
+    assert sorted(d.value for d in reroll.replaced) == sorted(old[i].value for i in picked)
+    assert {d.id for d in reroll.dice} - set(reroll.rerolled) == kept_ids
