@@ -520,3 +520,21 @@ def test_replay_is_a_fold_and_events_are_json():
     again = replay(json.loads(json.dumps(events)))
     assert again.to_json() == s.to_json()
     assert scores(again) == scores(s)
+
+
+def test_shareable_a_candle_may_be_used_by_many_lines():
+    s = rolled(start(), 1, 5, 1)
+    s = apply(s, move(die=0, write=1, line=[4, 0], cross=6))     # 5-1 line from candle 4
+    s = rolled(s, 2, 5, 3)
+    s = apply(s, move(die=0, write=2, line=[4, 8], cross=1))     # candle 4 again
+    assert s.player("ann").cards[0].drawing.degree(4) == 2
+
+
+@pytest.mark.parametrize(("goals", "ok"), [([1, 2], True), ([1, 2, 3], True), ([], False)])
+def test_an_easy_game_uses_two_goals(goals, ok):
+    event = {"type": "start", "players": ["a"], "cards": ["A", "A"], "goals": goals}
+    if ok:
+        assert apply(GameState(), event).goals == tuple(goals)
+    else:
+        with pytest.raises(IllegalMove, match="goal numbers"):
+            apply(GameState(), event)
