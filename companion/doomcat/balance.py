@@ -63,14 +63,50 @@ def table(games: int, seed: int, jobs: int = 1) -> tuple[str, dict[str, dict[str
     return "\n".join(lines) + "\n", results
 
 
+def familiar_table(set_name: str, games: int, seed: int, jobs: int = 1) -> str:
+    """Greedy solo win rate with each familiar (cost subtracted) on one suggested set."""
+    from companion.doomcat.catalogue import familiars
+
+    goals = SUGGESTED_SETS[set_name]
+    work = [(fid, goals, games, seed) for fid in (None, *familiars())]
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            done = list(pool.map(_run_familiar, work))
+    else:
+        done = [_run_familiar(w) for w in work]
+    lines = [f"Greedy solo games on {set_name} ({', '.join(map(str, goals))}), {games} per row, "
+             f"seed {seed}; the familiar's cost is subtracted from each sigil.", "",
+             "| familiar | cost | win rate (95% CI) | mean / sigil |", "|---|---|---|---|"]
+    cards = familiars()
+    for fid, report in done:
+        lo, hi = report.win_rate_ci95
+        name = "none" if fid is None else f"{fid} {cards[fid].name}"
+        cost = 0 if fid is None else cards[fid].cost
+        lines.append(f"| {name} | {cost} | {report.win_rate:.1%} ({lo:.1%}-{hi:.1%}) | "
+                     f"{report.mean_score_per_sigil:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _run_familiar(args: tuple[str | None, tuple[int, ...], int, int]) -> tuple[str | None,
+                                                                               SimReport]:
+    fid, goals, games, seed = args
+    return fid, simulate(SimConfig(games=games, goals=goals, policy="greedy", seed=seed,
+                                   familiar=fid))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--familiars", metavar="SET", help="instead: one row per familiar on "
+                        "this suggested set (e.g. 'Circle of Protection')")
     args = parser.parse_args(argv)
-    text, _ = table(args.games, args.seed, args.jobs)
+    if args.familiars:
+        text = familiar_table(args.familiars, args.games, args.seed, args.jobs)
+    else:
+        text, _ = table(args.games, args.seed, args.jobs)
     if args.out:
         args.out.write_text(text)
     print(text)
