@@ -10,8 +10,11 @@ Python API (the dashboard and the simulator drive the game through these only)
 - :func:`replay` ``(events) -> GameState``: the fold; ``replay([])`` is the empty state.
 - :func:`legal_options` ``(state, player) -> list[dict]``: every legal ``move`` event for a
   player this turn (familiar powers are not expanded: add a ``power`` to a move yourself).
+- :func:`tiebreak_options` ``(state, player) -> list[dict]``: the legal ``tiebreak_line``
+  events of a tied player after the tie-break roll.
 - :func:`scores` ``(state) -> dict``: per player, each sigil's goal points, familiar cost and
-  total, the player's total, solo win, and the winner(s).
+  total, the player's total, solo win, and the winner(s); :func:`solo_win` ``(totals)``.
+- :func:`card_state` ``(state, player, card) -> SigilState``: one card in DESIGN.md's shape.
 - :func:`roll` ``(rng, n=3) -> list[int]``: dice from an injected ``random.Random``.
 
 Events (JSON-able dicts, ``type`` first)
@@ -743,6 +746,22 @@ def legal_options(state: GameState, player_name: str) -> list[dict[str, Any]]:
     return out
 
 
+def tiebreak_options(state: GameState, player_name: str) -> list[dict[str, Any]]:
+    """Every legal ``tiebreak_line`` event for a tied player (a null line when none fits)."""
+    if state.phase != "tiebreak" or state.tiebreak_dice is None:
+        return []
+    player = state.player(player_name)
+    if player.name not in state.tied or player.moved:
+        return []
+    d1, d2 = state.tiebreak_dice
+    out: list[dict[str, Any]] = []
+    for k, card in enumerate(player.cards):
+        for line in _lines_for(card, d1, d2, d1 in card.wild, d2 in card.wild):
+            out.append({"type": "tiebreak_line", "player": player.name, "card": k,
+                        "line": list(line)})
+    return out or [{"type": "tiebreak_line", "player": player.name, "card": 0, "line": None}]
+
+
 # ----------------------------------------------------------------------------- scores
 
 def solo_win(sigil_totals: Sequence[int]) -> bool:
@@ -803,4 +822,5 @@ __all__ = [
     "roll",
     "scores",
     "solo_win",
+    "tiebreak_options",
 ]

@@ -25,6 +25,7 @@ from companion.doomcat.game import (
     roll,
     scores,
     solo_win,
+    tiebreak_options,
 )
 from companion.doomcat.geometry import board
 from companion.doomcat.layouts import LAYOUTS_DIR, load_layout
@@ -538,3 +539,16 @@ def test_an_easy_game_uses_two_goals(goals, ok):
     else:
         with pytest.raises(IllegalMove, match="goal numbers"):
             apply(GameState(), event)
+
+
+def test_tiebreak_options_are_legal_and_break_or_keep_the_tie():
+    s = _tied_game()
+    assert tiebreak_options(s, "ann") == []   # no tie-break roll yet
+    s = apply(s, {"type": "tiebreak_roll", "dice": [1, 2]})
+    for name in ("ann", "bob"):
+        options = tiebreak_options(s, name)
+        assert options and all(o["player"] == name for o in options)
+        for option in options[:5]:
+            apply(s, option)
+        s = apply(s, options[0])
+    assert s.phase in ("over", "tiebreak")
