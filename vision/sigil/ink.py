@@ -136,35 +136,37 @@ def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
     return Reference(floor, _min3(floor), paper_small / np.maximum(med, 1.0), dark)
 
 
-_FLOORS: dict[tuple[int, int], np.ndarray] = {}
+_FLOORS: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
 
 
 def _floor(ref: Reference, radius: int) -> np.ndarray:
     """The reference darkened around its strokes by ``radius`` px (a min filter): a stroke
     blurred or shifted by that much in the photo leaves no ink behind."""
     key = (id(ref), radius)
-    out = _FLOORS.get(key)
-    if out is None:
-        if len(_FLOORS) > 16:
-            _FLOORS.clear()
-        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
-        out = cv2.erode(ref.floor, k) if radius > 0 else ref.floor
-        _FLOORS[key] = out
+    hit = _FLOORS.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]
+    if len(_FLOORS) > 32:
+        _FLOORS.clear()
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+    out = cv2.erode(ref.floor, k) if radius > 0 else ref.floor
+    _FLOORS[key] = (ref, out)
     return out
 
 
-_BLIND: dict[tuple[int, int], np.ndarray] = {}
+_BLIND: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
 
 
 def _blind(ref: Reference, radius: int) -> np.ndarray:
     """Where the (spread) printed artwork is too dark to measure ink on."""
     key = (id(ref), radius)
-    out = _BLIND.get(key)
-    if out is None:
-        if len(_BLIND) > 16:
-            _BLIND.clear()
-        out = _min3(_floor(ref, radius)) < 0.5
-        _BLIND[key] = out
+    hit = _BLIND.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]
+    if len(_BLIND) > 32:
+        _BLIND.clear()
+    out = _min3(_floor(ref, radius)) < 0.5
+    _BLIND[key] = (ref, out)
     return out
 
 

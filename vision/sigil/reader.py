@@ -98,8 +98,9 @@ class SigilConfig:
     cross_min_jump: float = 0.1
     cross_default: float = 0.4
     # top boxes
-    box_ink_level: float = 0.4
-    box_min_ink_mm2: float = 1.5
+    box_ink_level: float = 0.45
+    box_min_ink_mm2: float = 2.5
+    box_inset_px: int = 4
     box_max_hidden: float = 0.1
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
@@ -577,7 +578,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     info: list[dict[str, Any]] = []
     crops, todo = [], []
     inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
-    a, b = int(dg.CROP * inner) + 2, int(dg.CROP * (1 - inner)) - 2
+    a, b = int(dg.CROP * inner) + cfg.box_inset_px, int(dg.CROP * (1 - inner)) - cfg.box_inset_px
     for k, box in enumerate(geom.top_boxes):
         crop = _box_crop(v, box, s)
         hid = _box_crop(maps.hidden.astype(np.float32), box, s)[a:b, a:b].mean()
@@ -671,13 +672,13 @@ def _zero_mean(g: np.ndarray) -> np.ndarray:
 
 def _ref_match(ref: Reference, geom: CardGeometry) -> np.ndarray:
     key = ("match", id(ref))
-    out = _REF_CACHE.get(key)
-    if out is None:
-        w, h = geom.size_mm
-        size = (round(w * MATCH_PPM), round(h * MATCH_PPM))
-        r = cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA)
-        out = _zero_mean(r)
-        _REF_CACHE[key] = out
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]
+    w, h = geom.size_mm
+    size = (round(w * MATCH_PPM), round(h * MATCH_PPM))
+    out = _zero_mean(cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA))
+    _REF_CACHE[key] = (ref, out)
     return out
 
 
