@@ -173,13 +173,14 @@ def _blind(ref: Reference, radius: int) -> np.ndarray:
 def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
               hand_chroma: float = 0.10, hand_dark: float = 0.45, glare_gain: float = 1.22,
               hidden_grow_mm: float = 1.5, px_per_mm: float = 5.0,
-              spread_px: int = 2) -> CardMaps:
+              spread_px: int = 2, blob_mm: float = 4.0) -> CardMaps:
     """Ink, hidden and glare maps of a rectified card photo (see the module docstring).
 
     ``rect`` is the BGR uint8 rectified photo, ``valid`` a bool map of pixels inside the photo.
     ``hand_chroma`` is the change of colour (L1 of normalised rgb) and ``hand_dark`` the
     brightness ratio to the bare card below which the card is taken to be covered;
-    ``glare_gain`` the brightness ratio above which it is washed out.
+    ``glare_gain`` the brightness ratio above which it is washed out. Dark areas wider than
+    ``blob_mm`` (no pen stroke is) are hidden too (0 turns this off).
     """
     H, W = rect.shape[:2]
     img = rect.astype(np.float32)
@@ -220,6 +221,17 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
     contrast = float(np.percentile(1.0 - _min3(norm[dark_px]), 80)) if dark_px.sum() > 50 else 0.6
+    # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
+    # not writing: what lies under it cannot be read
+    if blob_mm > 0:
+        dark = ((ink > 0.3 * max(contrast, 0.05)) | hidden).astype(np.uint8)
+        rad = max(1, round(blob_mm * px_per_mm / 2))
+        disk = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rad + 1, 2 * rad + 1))
+        blob = cv2.morphologyEx(dark, cv2.MORPH_OPEN, disk)
+        if blob.any():
+            blob = cv2.dilate(blob, k).astype(bool)
+            hidden |= blob
+            ink[blob] = 0.0
     blind = _blind(ref, spread_px)
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
                     rectified=rect)

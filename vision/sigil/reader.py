@@ -109,6 +109,7 @@ class SigilConfig:
     hand_dark: float = 0.45
     glare_gain: float = 1.22
     spread_photo_px: float = 1.3
+    blob_mm: float = 6.0
     # bad input
     min_card_px: float = 60.0
     min_contrast: float = 0.12
@@ -846,7 +847,8 @@ def read_sigil(image: np.ndarray, layout: Any,
     photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
     maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
-                     glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread)
+                     glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread,
+                     blob_mm=cfg.blob_mm)
     if maps.contrast < cfg.min_contrast:
         raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
                        f"{maps.contrast:.2f} < {cfg.min_contrast})")

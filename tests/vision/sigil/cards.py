@@ -94,7 +94,8 @@ def draw_state(layout, state: SigilState, rng: np.random.Generator, *,
 
 
 def photograph(card: np.ndarray, rng: np.random.Generator, *, tilt: float = 25.0,
-               fill: float = 0.55, hand: bool = False) -> tuple[np.ndarray, np.ndarray]:
+               fill: float = 0.55, hand: bool = False, grey_blob: bool = False,
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The card on a grey table in a 1280x720 frame; returns (frame, homography mm->px)."""
     fw, fh = 1280, 720
     h, w = card.shape[:2]
@@ -117,6 +118,9 @@ def photograph(card: np.ndarray, rng: np.random.Generator, *, tilt: float = 25.0
     if hand:
         c = proj[2] * 0.6 + proj.mean(0) * 0.4
         cv2.ellipse(frame, (round(c[0]), round(c[1])), (150, 90), 30, 0, 360, (110, 140, 200), -1)
+    if grey_blob:  # something dark and colourless (a sleeve, a phone) over the middle
+        c = proj.mean(0)
+        cv2.ellipse(frame, (round(c[0]), round(c[1])), (70, 45), 10, 0, 360, (60, 60, 60), -1)
     frame = cv2.GaussianBlur(frame, (0, 0), 0.7)
     noise = rng.normal(0, 2.5, frame.shape)
     frame = np.clip(frame + noise, 0, 255).astype(np.uint8)

@@ -67,6 +67,16 @@ def test_what_a_hand_hides_is_unknown_not_absent(reference: np.ndarray) -> None:
         assert c in st.crossed or f"candle {c}" in st.unknown
 
 
+def test_a_dark_colourless_object_hides_rather_than_draws(reference: np.ndarray) -> None:
+    reading = read_sigil(_photo(seed=10, grey_blob=True), LAYOUT, reference)
+    st = reading.state
+    assert st.unknown, "the object must hide something"
+    assert set(st.lines) <= set(STATE.lines)
+    assert set(st.crossed) <= set(STATE.crossed)
+    for a, b in STATE.lines:
+        assert (a, b) in st.lines or f"line {a}-{b}" in st.unknown
+
+
 def test_wrong_layout_markers_raise(reference: np.ndarray) -> None:
     with pytest.raises(WrongLayout, match="layout A"):
         read_sigil(_photo(seed=7), load_layout("B"), others=all_layouts())
