@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -104,8 +105,11 @@ class CardGeometry:
         other candle at least ``clearance`` mm from its outline (or, if none can, the bow that
         keeps the most room). The bow is the signed peak offset in mm from the straight chord,
         positive towards the left normal ``(-dy, dx)`` of the direction a -> b; see
-        :meth:`pair_path`. 0 for a chord that is already clear.
+        :meth:`pair_path`. 0 for a chord that is already clear. Cached.
         """
+        return _detour(self, a, b, float(clearance))
+
+    def _detour(self, a: int, b: int, clearance: float) -> float:
         pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
         d = pb - pa
         length = float(np.linalg.norm(d))
@@ -136,6 +140,11 @@ class CardGeometry:
         if self.blocking_candle(a, b, 6.0 if pair in self.must_curve else 1.2) is not None:
             bow = self.detour(a, b, clearance)
         return pa + t * d + (4 * t * (1 - t)) * bow * nrm
+
+
+@lru_cache(maxsize=4096)
+def _detour(geom: CardGeometry, a: int, b: int, clearance: float) -> float:
+    return geom._detour(a, b, clearance)
 
 
 def segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:

@@ -232,7 +232,7 @@ def _line_path(geom: CardGeometry, a: int, b: int, ink: InkStyle,
     bulge = rng.uniform(-ink.curve, ink.curve) * length
     if geom.blocking_candle(a, b, 6.0 if (min(a, b), max(a, b)) in geom.must_curve else 1.2) \
             is not None:
-        bulge = geom.detour(a, b, float(rng.uniform(1.6, 2.6)))
+        bulge = geom.detour(a, b, round(float(rng.uniform(1.6, 2.6)), 1))
     # The arc through the centres, cut where it leaves and reaches the candle outlines (give or
     # take a little: people start on the outline, a bit outside or a bit over it).
     fine = np.linspace(0.0, 1.0, 400)[:, None]

@@ -5,6 +5,8 @@ import json
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calibration.geometry import card_geometry
 from companion.cli import main
@@ -194,3 +196,29 @@ def test_render_sigil_command(tmp_path, capsys):
 def test_conditions_to_json_round_numbers():
     doc = PhotoConditions(tilt_deg=12.34567).to_json()
     assert doc["tilt_deg"] == 12.346 and doc["background"] == "wood"
+
+
+_CARD_B = None
+
+
+def _card_b():
+    global _CARD_B
+    if _CARD_B is None:
+        _CARD_B = render_card(load_layout("B"), None, CardStyle(px_per_mm=2.0))
+    return _CARD_B
+
+
+@settings(max_examples=40, deadline=None)
+@given(box=st.tuples(st.integers(0, 170), st.integers(0, 250), st.integers(1, 90),
+                     st.integers(1, 120)),
+       grow=st.integers(0, 40))
+def test_hiding_more_never_reveals_an_element(box, grow):
+    card = _card_b()
+    x, y, w, h = box
+    small = np.zeros(card.image.shape[:2], np.uint8)
+    small[y:y + h, x:x + w] = 255
+    big = np.zeros_like(small)
+    big[max(0, y - grow):y + h + grow, max(0, x - grow):x + w + grow] = 255
+    few, many = hidden_elements(card, small), hidden_elements(card, big)
+    assert set(few) <= set(many)
+    SigilState.of("B", unknown=many)   # valid notation
