@@ -1,0 +1,63 @@
+"""``doomcompanion serve`` as a user runs it (a real process, a real port)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(tmp_path, port, *extra):
+    return subprocess.Popen(
+        [sys.executable, "-m", "companion", "serve", "--port", str(port), "--db",
+         str(tmp_path / "g.sqlite"), "--source", "none", *extra],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_serve_answers_then_stops_on_ctrl_c_and_a_busy_port_is_bad_input(tmp_path):
+    port = free_port()
+    proc = start(tmp_path, port)
+    try:
+        first = proc.stdout.readline()   # printed once the port is bound
+        assert f"http://localhost:{port}/" in first, proc.stderr.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=10) as res:
+            status = json.load(res)
+        assert status["token_required"] is False
+        busy = start(tmp_path, port)
+        _, err = busy.communicate(timeout=60)
+        assert busy.returncode == 2 and "cannot listen" in err
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
+def test_serve_off_loopback_prints_a_token(tmp_path):
+    port = free_port()
+    proc = start(tmp_path, port, "--host", "0.0.0.0")
+    try:
+        proc.stdout.readline()
+        second = proc.stdout.readline()
+        assert "?token=" in second
+        token = second.split("?token=")[1].split()[0]
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/live/feeds",
+                                     data=b'{"kind": "cat"}', method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "X-Doom-Token": token})
+        with urllib.request.urlopen(req, timeout=10) as res:
+            assert res.status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
