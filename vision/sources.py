@@ -299,6 +299,8 @@ def _open_capture(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
                   cv2.CAP_PROP_READ_TIMEOUT_MSEC, int(config.read_timeout * 1000)]
         cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG, params)
     else:
+        if not Path(str(spec.target)).is_file():
+            raise SourceError(f"{spec.name}: no such file (moved or deleted?)")
         cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG)
     if not cap.isOpened():
         cap.release()

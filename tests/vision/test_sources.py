@@ -299,3 +299,19 @@ def test_mjpeg_stream_disconnect_is_retried_with_backoff_and_recovers():
             restarted.stop()
     assert src.status.state == "stopped"
     assert src._thread is not None and not src._thread.is_alive()
+
+
+def test_a_looping_file_that_disappears_is_retried_and_comes_back(tmp_path):
+    path = _write_video(tmp_path / "clip.avi", "MJPG", n=3)
+    config = SourceConfig(loop=True, realtime=False, backoff_initial=0.01, backoff_max=0.05)
+    with open_source(str(path), config) as src:
+        first = _drain(src, 2)
+        moved = path.rename(tmp_path / "away.avi")  # the file goes away mid-play
+        third = src.next_frame(after=first[-1].seq, timeout=WAIT)  # already being decoded
+        assert third is not None and third.index == 2
+        assert src.wait_for(lambda s: s.state == "retrying" and s.attempt >= 2, WAIT)
+        assert "no such file" in src.status.last_error
+        moved.rename(path)  # and comes back
+        assert src.wait_for(lambda s: s.state == "live" and s.loops >= 1, WAIT)
+        again = src.next_frame(after=third.seq, timeout=WAIT)
+    assert again is not None and again.index == 0 and again.t > first[-1].t
