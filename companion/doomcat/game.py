@@ -303,16 +303,18 @@ def _write_limit(player: Player) -> int:
     return 3 if player.familiar == "F09" else 2
 
 
-def _lines_for(card: Card, d1: int, d2: int, w1: bool, w2: bool) -> list[Line]:
-    """Open chords of a card joining candles that match dice d1, d2 (w: that die is wild)."""
+def _matching(card: Card, d1: int, d2: int, w1: bool, w2: bool) -> frozenset[Line]:
     bd = board(card.layout)
     if w1 and w2:
-        found = card.open_chords
-    elif w1 or w2:
-        found = card.open_chords & bd.with_number[d2 if w1 else d1]
-    else:
-        found = card.open_chords & bd.by_numbers.get((min(d1, d2), max(d1, d2)), frozenset())
-    return sorted(found)
+        return card.open_chords
+    if w1 or w2:
+        return card.open_chords & bd.with_number[d2 if w1 else d1]
+    return card.open_chords & bd.by_numbers.get((min(d1, d2), max(d1, d2)), frozenset())
+
+
+def _lines_for(card: Card, d1: int, d2: int, w1: bool, w2: bool) -> list[Line]:
+    """Open chords of a card joining candles that match dice d1, d2 (w: that die is wild)."""
+    return sorted(_matching(card, d1, d2, w1, w2))
 
 
 def _stuck(player: Player, dice: Sequence[int]) -> bool:
@@ -321,6 +323,14 @@ def _stuck(player: Player, dice: Sequence[int]) -> bool:
     A write that circles a number (its second write) makes the other dice of that number wild
     for the line: that counts as a possible line.
     """
+    memo = player.__dict__.setdefault("_stuck_memo", {})  # players are immutable
+    key = tuple(dice)
+    if key not in memo:
+        memo[key] = _stuck_uncached(player, key)
+    return memo[key]
+
+
+def _stuck_uncached(player: Player, dice: tuple[int, ...]) -> bool:
     triples = len(set(dice)) == 1
     for card in player.cards:
         if card.full:
@@ -336,7 +346,7 @@ def _stuck(player: Player, dice: Sequence[int]) -> bool:
                 after = wild | {n} if card.written(n) + 1 >= 2 else wild
                 w1 = triples or dice[j] in after
                 w2 = triples or dice[k] in after
-                if _lines_for(card, dice[j], dice[k], w1, w2):
+                if _matching(card, dice[j], dice[k], w1, w2):
                     return False
     return True
 
