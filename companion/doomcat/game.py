@@ -123,6 +123,7 @@ class Card:
     crossed: tuple[int, ...] = ()
     top: tuple[TopBox | None, ...] = (None,) * N_TOP_BOXES
     toad: int | None = None  # the Toad's wild number on this card
+    spider: bool = False  # the Spider's lines may pass through intersections
 
     @property
     def filled(self) -> int:
@@ -147,9 +148,11 @@ class Card:
     def drawing(self) -> Drawing:
         return Drawing(self.layout, self.lines, self.crossed)
 
-    def chord_problem(self, line: Line, *, spider: bool = False,
+    def chord_problem(self, line: Line, *, spider: bool | None = None,
                       moth: bool = False) -> str | None:
         """Why ``line`` cannot be drawn on this card now (geometry and crossed candles)."""
+        if spider is None:
+            spider = self.spider
         a, b = line
         if line in self.lines:
             return (f"line {a}-{b} is already drawn (One per candle pair: only one line "
@@ -185,8 +188,9 @@ class Card:
         blocked: set[Line] = set(self.lines)
         for c in self.crossed:
             blocked |= bd.chords_at[c]
-        for pid in self.drawing.crossing_ids:
-            blocked |= bd.point_chords[pid]
+        if not self.spider:
+            for pid in self.drawing.crossing_ids:
+                blocked |= bd.point_chords[pid]
         out = bd.clear_chords - blocked
         if bd.touching:
             out = frozenset(c for c in out if self.chord_problem(c) is None)
@@ -411,8 +415,8 @@ def _start(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove("start: a solo familiar game has one player")
     if mode == "asymmetric" and len(players) < 2:
         raise IllegalMove("start: asymmetric familiars need two or more players")
-    made = tuple(Player(name, tuple(Card(layout) for layout in layouts), fam)
-                 for name in players)
+    made = tuple(Player(name, tuple(Card(layout, spider=fam == "F05") for layout in layouts),
+                        fam) for name in players)
     phase = "picking" if mode == "asymmetric" else "playing"
     new = GameState(phase=phase, players=made, card_names=tuple(x.name for x in layouts),
                     goals=tuple(g.number for g in goals), familiar_mode=mode)
@@ -453,6 +457,8 @@ def _pick(state: GameState, event: Mapping[str, Any]) -> GameState:
     if card.id in taken:
         raise IllegalMove(f"pick: {card.id} ({card.name}) is already taken")
     player = dataclasses.replace(state.player(name), familiar=card.id)
+    player = dataclasses.replace(player, cards=tuple(
+        dataclasses.replace(c, spider=card.id == "F05") for c in player.cards))
     players = _replace_player(state, player)
     order = state.pick_order[1:]
     phase = "picking" if order else "playing"

@@ -220,9 +220,15 @@ def test_lines_never_pass_through_an_intersection(tmp_path):
     for dice, mv in steps:
         s = apply(rolled(s, *dice), mv)
     refused(rolled(s, *last[0]), last[1], "intersection")
+    assert [2, 8] not in [m["line"] for m in legal_options(rolled(s, *last[0]), "ann")
+                          if m["card"] == 0]
     spider = replay(new_game(GameConfig(("ann",), (path, path), (1, 2, 3), "solo", "F05")))
-    for dice, mv in (*steps, last):
+    for dice, mv in steps:
         spider = apply(rolled(spider, *dice), mv)
+    assert [2, 8] in [m["line"] for m in legal_options(rolled(spider, *last[0]), "ann")
+                      if m["card"] == 0]
+    spider = apply(rolled(spider, *last[0]), last[1])
+    assert spider.player("ann").cards[0].drawing.intersections == 1   # still one point
     assert len(spider.player("ann").cards[0].lines) == 3
 
 
