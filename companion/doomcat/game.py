@@ -48,7 +48,8 @@ them this turn; the line joins candles matching the other two dice; one line per
 crossed candles cannot be used; a candle is crossed once and matches the written number;
 lines never pass through candles (unless "must curve"), intersections, or cross lines sharing a
 candle. Solo: >= 70 VP on each sigil wins. Ties: roll 2 dice, tied players draw one more line.
-Familiars: one for all (no cost), asymmetric picks (highest sum picks first, then clockwise;
+Familiars (our catalogue, ``familiars.json``): each power is implemented here. Familiar modes:
+one for all (no cost), asymmetric picks (highest sum picks first, then clockwise;
 cost subtracted from each sigil), solo (cost subtracted from each sigil).
 
 Convention: candles are layout indices 0-11 (card mm geometry in :mod:`layouts`); a line is
@@ -123,7 +124,7 @@ class Card:
     crossed: tuple[int, ...] = ()
     top: tuple[TopBox | None, ...] = (None,) * N_TOP_BOXES
     toad: int | None = None  # the Toad's wild number on this card
-    spider: bool = False  # the Spider's lines may pass through intersections
+    spider: bool = False  # the Spider's player: dice showing 1 are wild on this card
 
     @property
     def filled(self) -> int:
@@ -138,21 +139,20 @@ class Card:
 
     @cached_property
     def wild(self) -> frozenset[int]:
-        """Numbers wild on this card: circled ones and the Toad's."""
+        """Numbers wild on this card: circled ones, the Toad's, and 1 for the Spider."""
         out = {box.value for box in self.top if box is not None and box.circled}
         if self.toad is not None:
             out.add(self.toad)
+        if self.spider:
+            out.add(1)
         return frozenset(out)
 
     @cached_property
     def drawing(self) -> Drawing:
         return Drawing(self.layout, self.lines, self.crossed)
 
-    def chord_problem(self, line: Line, *, spider: bool | None = None,
-                      moth: bool = False) -> str | None:
+    def chord_problem(self, line: Line, *, moth: bool = False) -> str | None:
         """Why ``line`` cannot be drawn on this card now (geometry and crossed candles)."""
-        if spider is None:
-            spider = self.spider
         a, b = line
         if line in self.lines:
             return (f"line {a}-{b} is already drawn (One per candle pair: only one line "
@@ -165,13 +165,12 @@ class Card:
         if line not in bd.must_curve and bd.through[line]:
             return (f"line {a}-{b} passes through candle {bd.through[line][0]} (Middles: never "
                     "draw lines through other candles)")
-        if not spider:
-            existing = self.drawing.crossing_ids
-            for other in self.lines:
-                pid = bd.cross_id(line, other)
-                if pid is not None and pid in existing:
-                    return (f"line {a}-{b} passes through an existing intersection (Middles: "
-                            "never draw lines through line intersections)")
+        existing = self.drawing.crossing_ids
+        for other in self.lines:
+            pid = bd.cross_id(line, other)
+            if pid is not None and pid in existing:
+                return (f"line {a}-{b} passes through an existing intersection (Middles: "
+                        "never draw lines through line intersections)")
         for other in self.lines:
             if (line, other) in bd.touching:
                 return (f"line {a}-{b} meets line {other[0]}-{other[1]} along its length "
@@ -188,9 +187,8 @@ class Card:
         blocked: set[Line] = set(self.lines)
         for c in self.crossed:
             blocked |= bd.chords_at[c]
-        if not self.spider:
-            for pid in self.drawing.crossing_ids:
-                blocked |= bd.point_chords[pid]
+        for pid in self.drawing.crossing_ids:
+            blocked |= bd.point_chords[pid]
         out = bd.clear_chords - blocked
         if bd.touching:
             out = frozenset(c for c in out if self.chord_problem(c) is None)
@@ -576,7 +574,6 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     j, m = [x for x in range(3) if x != i]
     w1 = triples or stuck or dice[j] in wild_after
     w2 = triples or stuck or dice[m] in wild_after
-    spider = player.familiar == "F05"
     moth = fam == "F08"
     lines = list(card.lines)
     if fam == "F07":
@@ -599,13 +596,13 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
             raise IllegalMove(f"move: line {line[0]}-{line[1]} joins candles {na} and {nb} but "
                               f"the other two dice show {dice[j]} and {dice[m]} (draw a line "
                               "between two candles matching the two remaining dice)")
-        problem = work.chord_problem(line, spider=spider, moth=moth)
+        problem = work.chord_problem(line, moth=moth)
         if problem:
             raise IllegalMove(f"move: {problem}")
         new_lines = (*lines, line)
     if fam == "F02":
         extra = _pair(power.get("extra_line"), "Raven extra line")
-        problem = dataclasses.replace(card, lines=new_lines).chord_problem(extra, spider=spider)
+        problem = dataclasses.replace(card, lines=new_lines).chord_problem(extra)
         if problem:
             raise IllegalMove(f"Raven: {problem}")
         new_lines = (*new_lines, extra)
@@ -690,7 +687,7 @@ def _tiebreak_line(state: GameState, event: Mapping[str, Any]) -> GameState:
         if not _matches(card.layout, line, d1, d2, w1, w2):
             raise IllegalMove(f"tiebreak_line: line {line[0]}-{line[1]} does not match the dice "
                               f"{d1} and {d2}")
-        problem = card.chord_problem(line, spider=player.familiar == "F05")
+        problem = card.chord_problem(line)
         if problem:
             raise IllegalMove(f"tiebreak_line: {problem}")
         new_card = dataclasses.replace(card, lines=tuple(sorted((*card.lines, line))))

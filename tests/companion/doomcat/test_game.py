@@ -222,14 +222,15 @@ def test_lines_never_pass_through_an_intersection(tmp_path):
     refused(rolled(s, *last[0]), last[1], "intersection")
     assert [2, 8] not in [m["line"] for m in legal_options(rolled(s, *last[0]), "ann")
                           if m["card"] == 0]
-    spider = replay(new_game(GameConfig(("ann",), (path, path), (1, 2, 3), "solo", "F05")))
-    for dice, mv in steps:
-        spider = apply(rolled(spider, *dice), mv)
-    assert [2, 8] in [m["line"] for m in legal_options(rolled(spider, *last[0]), "ann")
-                      if m["card"] == 0]
-    spider = apply(rolled(spider, *last[0]), last[1])
-    assert spider.player("ann").cards[0].drawing.intersections == 1   # still one point
-    assert len(spider.player("ann").cards[0].lines) == 3
+
+
+def test_spider_ones_are_wild_on_both_cards():
+    s = rolled(start(mode="solo", fam="F05"), 1, 4, 6)
+    for card in (0, 1):
+        after = apply(s, move(card=card, die=1, write=4, line=[1, 5], cross=3))  # 1 acts as 2
+        assert (1, 5) in after.player("ann").cards[card].lines
+    plain = rolled(start(), 1, 4, 6)
+    refused(plain, move(card=0, die=1, write=4, line=[1, 5], cross=3), "joins candles 2 and 6")
 
 
 def test_direct_lines_sharing_a_candle_cannot_overlap():
