@@ -28,6 +28,7 @@ from vision.dice.reader import CLASSES, CROP, STRIDE, crop_batch
 from vision.render.dice import render_scene
 
 SCENE = 192
+STRETCH = (0.7, 1.4)  # photos squashed to a square by their exporter
 
 
 def conv_bn(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
@@ -89,14 +90,21 @@ def to_tensor(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(images.astype(np.float32) / 255.0 - 0.5).permute(0, 3, 1, 2)
 
 
-def scene(rng: np.random.Generator) -> tuple[np.ndarray, list[dict]]:
+def scene(rng: np.random.Generator, extras: dict | None = None,
+          ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
+    if kind >= 0.25:
+        return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
+                            size_px=(10.0, 64.0), stretch=STRETCH, distractor_rate=0.35,
+                            extras=extras)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
-                            size_px=(55.0, 110.0))
+                            size_px=(55.0, 110.0), stretch=STRETCH)
     if kind < 0.25:  # many small dice
-        return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0))
-    return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8), size_px=(10.0, 64.0))
+        return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
+                            stretch=STRETCH)
+    return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8), size_px=(10.0, 64.0),
+                        stretch=STRETCH)
 
 
 def targets(labels: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -238,13 +246,21 @@ def render_data(n: int, rng: np.random.Generator) -> tuple[list, list, list, lis
     """Render ``n`` scenes: images, heatmap targets, and labelled crops for the classifier."""
     images, heats, sizes, masks, crops, classes = [], [], [], [], [], []
     for _ in range(n):
-        image, labels = scene(rng)
+        extras: dict = {}
+        image, labels = scene(rng, extras)
         h, s, m = targets(labels)
         images.append(image)
         heats.append(h)
         sizes.append(s)
         masks.append(m)
         boxes, cls = crops_from(image, labels, rng)
+        for box in extras.get("distractors", [])[:4]:
+            if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)
+                       < (box[2] - box[0]) and abs((box[1] + box[3]) / 2
+                                                   - (lb["bbox"][1] + lb["bbox"][3]) / 2)
+                       < (box[3] - box[1]) for lb in labels):
+                boxes.append(tuple(box))
+                cls.append(0)
         if boxes:
             crops.append(crop_batch(image, boxes))
             classes.extend(cls)

@@ -48,11 +48,15 @@ class DiceConfig:
     min_side : frames smaller than this (a crop of one die) are enlarged to it.
     peak_threshold : minimum detector heatmap score of a die centre.
     none_threshold : a candidate whose "not a die" probability exceeds this is dropped.
+    die_threshold : a candidate is kept only when its detector score times the classifier's
+        "is a die" probability reaches this.
     value_threshold : minimum class probability to report a value; below it the die is
         ``unreadable`` (never a guess).
     unreadable_min_score : a candidate that cannot be read (cocked, unreadable, or below
         ``value_threshold``) is reported only when its detector score reaches this: a weak
         peak that is not clearly a die is more likely not a die at all.
+    rotations : the classifier reads each crop turned by 0, 90, 180, 270 degrees (the first
+        ``rotations`` of them) and averages: a die face reads the same turned.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     """
@@ -61,8 +65,10 @@ class DiceConfig:
     min_side: int = 96
     peak_threshold: float = 0.3
     none_threshold: float = 0.5
-    value_threshold: float = 0.6
+    die_threshold: float = 0.35
+    value_threshold: float = 0.5
     unreadable_min_score: float = 0.5
+    rotations: int = 1
     max_dice: int = 40
     nms_iou: float = 0.3
     detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
@@ -241,12 +247,14 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     boxes, scores = boxes[keep], scores[keep]
     crops = crop_batch(image, boxes)
     sess = _session(config.classifier_path)
-    logits = sess.run(None, {"input": _prep(crops)})[0]  # type: ignore[attr-defined]
+    turns = max(1, min(4, config.rotations))
+    batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
+    logits = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs = e / e.sum(axis=1, keepdims=True)
+    probs = (e / e.sum(axis=1, keepdims=True)).reshape(turns, len(crops), -1).mean(axis=0)
     dice = []
     for box, score, p, crop in zip(boxes, scores, probs, crops, strict=True):
-        if p[0] > config.none_threshold:
+        if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:
             continue
         values = p[1:7]
         k = int(np.argmax(p[1:]))

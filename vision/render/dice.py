@@ -20,6 +20,7 @@ from vertical of ``tilt_deg``; image "up" is away from the camera.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -81,6 +82,7 @@ class DieSpec:
     big_one: bool = False
     face_turn: int = 0
     rounding: float = 0.12
+    logo: bool = False
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -124,6 +126,18 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     if spec.big_one and value == 1:
         cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
                    cv2.LINE_AA)
+    if spec.logo and value in (1, 2):  # a maker's name printed around the pips
+        ink = tuple(float(c) for c in (pip if rng.random() < 0.6 else (40, 40, 170)))
+        start = rng.uniform(0, 2 * math.pi)
+        for k in range(int(rng.integers(4, 9))):
+            a = start + k * 0.45
+            rad = 0.3 if value == 1 else 0.2
+            cx, cy = 0.5 + rad * math.cos(a), 0.5 + rad * math.sin(a)
+            if value == 2:
+                cx, cy = 0.5 + (cy - 0.5), 0.5 - (cx - 0.5) * 0.3
+            cv2.putText(tex, str(rng.choice(list("BICYLEASNOR"))),
+                        (int(cx * t) - 3, int(cy * t) + 3),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.3, ink, 1, cv2.LINE_AA)
     return np.rot90(tex, spec.face_turn % 4).copy()
 
 
@@ -188,6 +202,7 @@ def _quad_box(quad: np.ndarray, shape: tuple[int, ...], pad: int = 2) -> tuple[i
     return x0, y0, x1, y1
 
 
+@functools.lru_cache(maxsize=64)
 def _rounded_alpha(rounding: float) -> np.ndarray:
     """A face's alpha texture: a square with rounded corners (a worn, rounded die)."""
     t = _TEX
@@ -214,7 +229,8 @@ def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: floa
     patch = cv2.warpPerspective(tex * shade, m, size, flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REPLICATE)
     if rounding > 0.02:
-        alpha = cv2.warpPerspective(_rounded_alpha(rounding), m, size, flags=cv2.INTER_LINEAR,
+        alpha = cv2.warpPerspective(_rounded_alpha(round(rounding, 2)), m, size,
+                                    flags=cv2.INTER_LINEAR,
                                     borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     else:
         mask = np.zeros((size[1], size[0]), np.uint8)
@@ -544,17 +560,19 @@ def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
             cock_deg=float(rng.uniform(18, 40) * rng.choice([-1, 1])) if cocked else 0.0,
             body=body_j, pip=pip, translucent=bool(rng.random() < translucent_rate
                                                    and name not in ("white", "ivory", "black")),
-            glossy=bool(rng.random() < 0.6), pip_radius=float(rng.uniform(0.07, 0.12)),
+            glossy=bool(rng.random() < 0.6), pip_radius=float(rng.uniform(0.07, 0.145)),
             big_one=bool(rng.random() < 0.15), face_turn=int(rng.integers(0, 4)),
-            rounding=float(rng.uniform(0.04, 0.2))))
+            rounding=float(rng.choice([0.0, rng.uniform(0.04, 0.2)], p=[0.15, 0.85])),
+            logo=bool(rng.random() < 0.2)))
     return specs
 
 
 def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 480,
                  count: tuple[int, int] = (1, 10), size_px: tuple[float, float] = (14.0, 90.0),
-                 tilt_deg: tuple[float, float] = (0.0, 50.0), hand_rate: float = 0.15,
+                 tilt_deg: tuple[float, float] = (0.0, 65.0), hand_rate: float = 0.15,
                  colors: Sequence[str] | None = None, cocked_rate: float = 0.06,
-                 translucent_rate: float = 0.1,
+                 translucent_rate: float = 0.1, stretch: tuple[float, float] = (1.0, 1.0),
+                 distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
                  degrade: bool = True) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -568,6 +586,11 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     hand_rate : probability of a hand entering the frame.
     colors : body colour names to draw from (default: all of :data:`COLORS`).
     cocked_rate, translucent_rate : share of cocked and translucent dice.
+    stretch : range of a horizontal stretch of the finished image (exporters that squash
+        photos to a square); ``(1, 1)`` keeps the camera's aspect.
+    distractor_rate : probability of look-alikes on the table that are not dice: round number
+        tokens with dots, dark blocks (plugs), printed squares.
+    extras : if given, filled with ``{"distractors": [boxes]}``.
     degrade : add lighting gradients, blur, sensor noise and JPEG artefacts.
 
     Returns
@@ -586,6 +609,9 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     >>> image.shape, len(labels)
     ((120, 160, 3), 2)
     """
+    sx = float(math.exp(rng.uniform(math.log(stretch[0]), math.log(stretch[1]))))
+    out_width = width
+    width = max(8, round(width / sx))
     frame = random_background(rng, height, width)
     n = int(rng.integers(count[0], count[1] + 1))
     size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
@@ -597,6 +623,9 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     if rng.random() < 0.3:  # one die's yaw shared by all (dice pushed into a row)
         yaw = float(rng.uniform(0, 90))
         specs = [replace(s, yaw_deg=yaw + float(rng.normal(0, 4))) for s in specs]
+    boxes = _distractors(frame, rng, size) if rng.random() < distractor_rate else []
+    if extras is not None:
+        extras["distractors"] = boxes
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
                        shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.7)))
     hand = bool(rng.random() < hand_rate)
@@ -605,11 +634,56 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         labels = _mark_covered(mask, labels)
     for label in labels:
         label["hand"] = hand
+    if out_width != width:
+        frame = cv2.resize(frame, (out_width, height), interpolation=cv2.INTER_AREA)
+        f = out_width / width
+        for lb in labels:
+            for key in ("bbox", "die_bbox"):
+                b = lb[key]
+                lb[key] = [round(b[0] * f, 1), b[1], round(b[2] * f, 1), b[3]]
     if degrade:
         frame = _degrade(frame, rng)
     keep = [lb for lb in labels if lb["bbox"][2] - lb["bbox"][0] >= 3
             and lb["bbox"][3] - lb["bbox"][1] >= 3]
     return frame, keep
+
+
+def _distractors(frame: np.ndarray, rng: np.random.Generator,
+                 size: float) -> list[list[float]]:
+    """Things on a table that are not dice; return their boxes ``[x0, y0, x1, y1]``."""
+    h, w = frame.shape[:2]
+    boxes = []
+    for _ in range(int(rng.integers(1, 10))):
+        s = size * rng.uniform(0.6, 1.4)
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        kind = rng.integers(0, 3)
+        if kind == 0:  # number token: a light disc, a number and dots under it
+            cv2.circle(frame, (int(cx + s * 0.08), int(cy + s * 0.08)), int(s / 2),
+                       (60, 60, 60), -1, cv2.LINE_AA)
+            cv2.circle(frame, (int(cx), int(cy)), int(s / 2),
+                       tuple(int(v) for v in rng.uniform(170, 240, 3)), -1, cv2.LINE_AA)
+            ink = (20, 20, 20) if rng.random() < 0.6 else (30, 30, 170)
+            cv2.putText(frame, str(int(rng.integers(2, 13))), (int(cx - s * 0.25),
+                        int(cy + s * 0.1)), cv2.FONT_HERSHEY_SIMPLEX, s / 50.0, ink,
+                        max(1, int(s / 20)), cv2.LINE_AA)
+            for k in range(int(rng.integers(1, 6))):
+                cv2.circle(frame, (int(cx + (k - 2) * s * 0.1), int(cy + s * 0.3)),
+                           max(1, int(s * 0.04)), ink, -1, cv2.LINE_AA)
+        elif kind == 1:  # a dark block, e.g. a plug or a game piece
+            pts = cv2.boxPoints(((cx, cy), (s * rng.uniform(0.5, 1.2), s * rng.uniform(0.5, 1.5)),
+                                 rng.uniform(0, 90)))
+            v = rng.uniform(10, 70)
+            cv2.fillConvexPoly(frame, pts.astype(np.int32), (v, v, v + rng.uniform(0, 15)),
+                               cv2.LINE_AA)
+        else:  # a printed square with a symbol
+            pts = cv2.boxPoints(((cx, cy), (s, s), rng.uniform(0, 90)))
+            cv2.fillConvexPoly(frame, pts.astype(np.int32),
+                               tuple(int(v) for v in rng.uniform(40, 240, 3)), cv2.LINE_AA)
+            cv2.putText(frame, str(rng.choice(list("XO#%&@*+"))), (int(cx - s * 0.2),
+                        int(cy + s * 0.2)), cv2.FONT_HERSHEY_SIMPLEX, s / 40.0,
+                        tuple(int(v) for v in rng.uniform(0, 255, 3)), max(1, int(s / 15)))
+        boxes.append([cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2])
+    return boxes
 
 
 def _mark_covered(mask: np.ndarray, labels: list[dict[str, Any]]) -> list[dict[str, Any]]:

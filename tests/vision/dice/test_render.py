@@ -69,3 +69,21 @@ def test_backgrounds_have_the_asked_size():
     rng = np.random.default_rng(3)
     for _ in range(6):
         assert random_background(rng, 40, 70).shape == (40, 70, 3)
+
+
+def test_stretched_scene_keeps_its_size_and_labels_inside():
+    image, labels = render_scene(np.random.default_rng(4), width=200, height=160,
+                                 stretch=(0.6, 0.6), count=(3, 3), size_px=(30, 30))
+    assert image.shape == (160, 200, 3)
+    assert labels
+    for lb in labels:
+        assert 0 <= lb["bbox"][0] < lb["bbox"][2] <= 200
+
+
+def test_distractors_are_reported_in_extras():
+    extras: dict = {}
+    render_scene(np.random.default_rng(5), width=200, height=160, distractor_rate=1.0,
+                 extras=extras)
+    assert extras["distractors"]
+    for x0, y0, x1, y1 in extras["distractors"]:
+        assert x0 < x1 and y0 < y1
