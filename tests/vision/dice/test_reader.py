@@ -15,9 +15,9 @@ from vision.render.dice import DieSpec, draw_dice, render_scene
 
 # Floors well below what `eval dice` shows (see models/dice/MODEL.md): they catch a broken
 # reader or model, not a small regression.
-RENDER_FLOOR = {"read_rate": 0.6, "fp_per_image": 0.5}
-REAL_FLOOR = {"matteop65_webcam": 0.6, "epanemu_roboflow_dice3": 0.3,
-              "chase_casino_crops": 0.3}
+RENDER_FLOOR = {"read_rate": 0.35, "fp_per_image": 0.75}
+REAL_FLOOR = {"matteop65_webcam": 0.5, "epanemu_roboflow_dice3": 0.3,
+              "chase_casino_crops": 0.1}
 
 
 @pytest.mark.parametrize("image", [
@@ -70,6 +70,7 @@ def test_rendered_scenes_round_trip():
     for seed in range(12):
         image, labels = render_scene(np.random.default_rng([99, seed]), width=480, height=360,
                                      count=(1, 6), size_px=(30.0, 70.0), hand_rate=0.0,
+                                     tilt_deg=(0.0, 35.0),
                                      cocked_rate=0.0)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         results.append(score_image(str(seed), read_dice(image), flat))
