@@ -39,6 +39,7 @@ class Reference:
     grey: np.ndarray       # (H, W) float32: its darkest channel
     paper: np.ndarray      # (h, w, 3) float32 coarse paper colour, normalised to its median
     dark: np.ndarray       # (H, W) bool: printed artwork (for the contrast estimate)
+    contrast: float = 0.0  # darkness of that artwork in the reference itself (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,9 @@ def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
     dark = _outlines(geom, px_per_mm) & (_min3(norm) < 0.7)
     paper_small = cv2.dilate(paper_small, np.ones((3, 3), np.uint8))
     med = np.median(paper_small.reshape(-1, 3), axis=0)
-    return Reference(floor, _min3(floor), paper_small / np.maximum(med, 1.0), dark)
+    grey = _min3(floor)
+    own = float(np.percentile(1.0 - grey[dark], 80)) if dark.sum() > 50 else 0.0
+    return Reference(floor, grey, paper_small / np.maximum(med, 1.0), dark, own)
 
 
 _FLOORS: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
@@ -151,6 +154,38 @@ def _floor(ref: Reference, radius: int) -> np.ndarray:
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
     out = cv2.erode(ref.floor, k) if radius > 0 else ref.floor
     _FLOORS[key] = (ref, out)
+    return out
+
+
+_BLURRED: dict[tuple[int, float, int], tuple[Reference, np.ndarray]] = {}
+
+
+def _erfinv(y: float) -> float:
+    """Inverse error function on (0, 1) by bisection (no scipy at run time)."""
+    import math
+
+    lo, hi = 0.0, 6.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if math.erf(mid) < y:
+            lo = mid
+        else:
+            hi = mid
+    return max((lo + hi) / 2, 1e-3)
+
+
+def _blurred_floor(ref: Reference, sigma: float, radius: int) -> np.ndarray:
+    key = (id(ref), sigma, radius)
+    hit = _BLURRED.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]
+    if len(_BLURRED) > 32:
+        _BLURRED.clear()
+    out = cv2.GaussianBlur(ref.floor, (0, 0), sigma)
+    if radius > 0:
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+        out = cv2.erode(out, k)
+    _BLURRED[key] = (ref, out)
     return out
 
 
@@ -173,7 +208,8 @@ def _blind(ref: Reference, radius: int) -> np.ndarray:
 def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
               hand_chroma: float = 0.10, hand_dark: float = 0.45, glare_gain: float = 1.22,
               hidden_grow_mm: float = 1.5, px_per_mm: float = 5.0,
-              spread_px: int = 2, blob_mm: float = 4.0) -> CardMaps:
+              spread_px: int = 2, blob_mm: float = 4.0, blur_match: bool = True,
+              ) -> CardMaps:
     """Ink, hidden and glare maps of a rectified card photo (see the module docstring).
 
     ``rect`` is the BGR uint8 rectified photo, ``valid`` a bool map of pixels inside the photo.
@@ -187,9 +223,6 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     paper_small = _paper(img)
     paper = _up(paper_small, (H, W))
     norm = img / np.maximum(paper, 1.0, out=paper)
-    floor = _floor(ref, spread_px)
-    ink = _max3(floor - norm)
-    np.clip(ink, 0.0, 1.0, out=ink)
 
     # what covers the card: colour or brightness of the coarse paper estimate vs the blank card
     vs = valid[::COARSE, ::COARSE][:paper_small.shape[0], :paper_small.shape[1]]
@@ -216,11 +249,23 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     hidden |= ~valid
     glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
     glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
-    ink[hidden] = 0.0
 
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
     contrast = float(np.percentile(1.0 - _min3(norm[dark_px]), 80)) if dark_px.sum() > 50 else 0.6
+    floor = _floor(ref, spread_px)
+    # a blurred photo smears the artwork wider (and fainter) than a pixel's spread covers: when
+    # the outlines print fainter than in the reference, also subtract the reference blurred to
+    # match (a line of width w blurred by sigma keeps erf(w / (2 sqrt(2) sigma)) of its peak)
+    if ref.contrast > 0 and blur_match:
+        ratio = min(max(contrast / ref.contrast, 0.2), 1.0)
+        if ratio < 0.85:
+            sigma = 0.45 * px_per_mm / (2 * np.sqrt(2) * _erfinv(ratio))
+            sigma = float(min(max(round(sigma * 2) / 2, 0.5), 4.0))
+            floor = np.minimum(floor, _blurred_floor(ref, sigma, spread_px))
+    ink = _max3(floor - norm)
+    np.clip(ink, 0.0, 1.0, out=ink)
+    ink[hidden] = 0.0
     # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
     # not writing: what lies under it cannot be read
     if blob_mm > 0:
