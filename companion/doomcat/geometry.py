@@ -462,38 +462,50 @@ class Drawing:
             self.board.fpoints[vertex[1]]
 
     @cached_property
-    def _components(self) -> list[set[Any]]:
-        adj, _ = self._graph
-        seen: set[Any] = set()
-        comps: list[set[Any]] = []
-        for start in sorted(adj, key=_vkey_sort):
-            if start in seen:
-                continue
-            comp = {start}
-            stack = [start]
-            while stack:
-                for w in adj[stack.pop()]:
-                    if w not in comp:
-                        comp.add(w)
-                        stack.append(w)
-            seen |= comp
-            comps.append(comp)
-        return comps
+    def _line_groups(self) -> list[list[Line]]:
+        """Lines grouped into connected pieces: lines meeting at a candle or crossing."""
+        parent = {line: line for line in self.lines}
+
+        def find(x: Line) -> Line:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        def join(group: Iterable[Line]) -> None:
+            it = iter(group)
+            root = find(next(it))
+            for other in it:
+                parent[find(other)] = root
+
+        at: dict[int, list[Line]] = {}
+        for line in self.lines:
+            at.setdefault(line[0], []).append(line)
+            at.setdefault(line[1], []).append(line)
+        for lines in at.values():
+            join(lines)
+        for lines in self.crossing_ids.values():
+            join(lines)
+        groups: dict[Line, list[Line]] = {}
+        for line in self.lines:
+            groups.setdefault(find(line), []).append(line)
+        return list(groups.values())
 
     @property
     def n_enclosures(self) -> int:
-        """Bounded regions cut out by the lines: E - V + C of the planar graph."""
-        adj, edges = self._graph
-        return edges - len(adj) + len(self._components)
+        """Bounded regions cut out by the lines: E - V + C of the planar graph.
+
+        V = used candles + crossing points; E = each line split at the crossings on it;
+        C = connected pieces.
+        """
+        vertices = len(self.used) + len(self.crossing_ids)
+        edges = len(self.lines) + sum(len(lines) for lines in self.crossing_ids.values())
+        return edges - vertices + len(self._line_groups)
 
     @cached_property
     def components(self) -> tuple[tuple[Line, ...], ...]:
         """Connected pieces of the drawing (lines meeting at candles or crossing), as lines."""
-        out = []
-        for comp in self._components:
-            candles = {v for v in comp if isinstance(v, int)}
-            out.append(tuple(line for line in self.lines if line[0] in candles))
-        return tuple(sorted(out))
+        return tuple(sorted(tuple(sorted(group)) for group in self._line_groups))
 
     @cached_property
     def faces(self) -> tuple[tuple[tuple[Any, ...], float], ...]:
