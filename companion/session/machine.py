@@ -194,10 +194,11 @@ class MachineAdapter:
                 if isinstance(dice, Mapping) else "?"
             src = " (camera)" if event.get("source") == "camera" else ""
             return f"roll {faces}{src}"
+        cam = " (camera)" if event.get("source") == "camera" else ""
         if t == "modify":
-            return f"die {event.get('die')} {'+1' if event.get('delta') == 1 else '-1'}"
+            return f"die {event.get('die')} {'+1' if event.get('delta') == 1 else '-1'}{cam}"
         if t == "reroll":
-            return f"re-roll die {event.get('die')} -> {event.get('value', '?')}"
+            return f"re-roll die {event.get('die')} -> {event.get('value', '?')}{cam}"
         if t == "shield":
             return f"shield with die {event.get('die')}"
         if t == "attack":

@@ -184,7 +184,8 @@
         }
       }, waiting ? `Die ${i + 1}` : `Die ${i + 1} really shows`),
     }, waiting ? (manual[i] === null ? "?" : String(manual[i])) : (v === null ? "?" : String(v))));
-    const hint = s.phase === "over" ? "game over" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
+    const hint = s.phase === "over" ? "game over" : s.phase === "tiebreak" ? "Tie-break: roll 2 dice, each tied player draws one more line (above)"
+      : s.phase === "setup" ? "Toad players choose their wild numbers (above)" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
       : s.roll.includes(null) ? "A die could not be read: click it and say its value"
         : s.wild_roll ? "Triples: every die is wild for everyone this turn" : "Each player writes one die, draws a line with the other two and crosses a candle";
     const over = s.phase === "over";

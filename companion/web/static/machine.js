@@ -120,7 +120,13 @@
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event });
           if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected die " + id + " to " + nv, "ok"); }
         }, "Die " + id + " really shows"),
-      }, String(v)))) : null))),
+      }, String(v)))) : e.event.type === "reroll" && e.event.value ? h("span", { class: "fix" }, h("button", {
+        class: "die tiny clickable", title: "correct the re-rolled die", "data-fix-reroll": e.id,
+        onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === e.event.value })), async (nv) => {
+          const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, value: nv } });
+          if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the re-roll to " + nv, "ok"); }
+        }, "The re-rolled die shows"),
+      }, String(e.event.value))) : null))),
     h("h3", { class: "sub" }, "Machine"),
     h("ol", { class: "log machine-log", id: "machine-log" }, s.log.slice().reverse().slice(0, 60).map((line) => h("li", {}, h("span", { class: "t" }, line)))));
   }

@@ -305,3 +305,27 @@ def test_history_shows_games_campaign_standings_and_the_share_image(tmp_path, pa
         page.evaluate("window.scrollTo(0, 0)")
         shot(page, "cat-over")
         assert page.errors == []
+
+
+def test_a_tie_goes_to_the_tie_break_and_ends(hub):
+    import random
+    s = hub.create_game("cat", "t", {"players": [{"name": "Ann"}, {"name": "Bo"}],
+                                     "cards": ["A", "B"], "goals": [1, 2, 3]})
+    rng = random.Random(3)
+    for _ in range(14):   # both players make the same moves: a tie
+        while not s.submit({"type": "roll", "dice": [rng.randint(1, 6) for _ in range(3)]}).ok:
+            pass
+        o = s.engine.rules.options(s.state.game, 0)[0]
+        for p in (0, 1):
+            assert s.submit({"type": "turn", "player": p, "card": o["card"], "value": o["value"],
+                             "line": o["line"], "cross": o["cross"]}).ok
+    view = s.view()["state"]
+    assert view["phase"] == "tiebreak" and view["tiebreak"]["tied"] == [0, 1]
+    assert not s.submit({"type": "roll", "dice": [1, 2, 3]}).ok
+    assert s.submit({"type": "tiebreak", "dice": [1, 2]}).ok
+    from itertools import combinations
+    for p in (0, 1):   # the first line the rules take, else "no line can be drawn"
+        tries = [(c, list(ln)) for c in (0, 1) for ln in combinations(range(12), 2)]
+        assert any(s.submit({"type": "tiebreak", "player": p, "card": c, "line": ln}).ok
+                   for c, ln in [*tries, (0, None)])
+    assert s.view()["state"]["phase"] in ("over", "tiebreak")
