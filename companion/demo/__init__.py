@@ -1,6 +1,6 @@
 """The bundled demo: a short table scene the project renders itself, played when no camera is given.
 
-``demo.mp4`` (960x540, 10 fps, 18 s, MPEG-4 part 2, loops seamlessly) shows a Doom Cat turn --
+``demo.mp4`` (960x540, 10 fps, 20 s, MPEG-4 part 2, loops seamlessly) shows a Doom Cat turn --
 three white dice settle on 3 5 5, a hand writes 5 in top box 0 of sigil card A, draws line 2-7
 and crosses candle 4 -- then a Doom Machine round: four black dice and a yellow one settle on
 1 2 3 4 6, the 1 is re-rolled into a 5, the dice are cleared and the card is wiped.

@@ -63,8 +63,33 @@ S_DIGIT = SigilState.of(LAYOUT, top=[TopBox(5, False)] + [None] * 6)
 S_LINE = SigilState.of(LAYOUT, lines=[(2, 7)], top=[TopBox(5, False)] + [None] * 6)
 S_CROSS = SigilState.of(LAYOUT, lines=[(2, 7)], crossed=[4], top=[TopBox(5, False)] + [None] * 6)
 
-# Segments: (first frame, last frame, what happens).
-TIMELINE = [
+# The script is written in "take" frames; HOLDS then keeps the still table on screen a little
+# longer after some takes (the first is the take frame, the second how many more times it is
+# shown), so that a pipeline reading only a few frames a second sees each result long enough.
+HOLDS = {46: 5, 67: 5, 84: 5, 179: 5}
+TAKES = 180
+N_FRAMES = TAKES + sum(HOLDS.values())
+
+
+def _take(frame: int) -> int:
+    """The take frame shown at video frame ``frame``."""
+    extra = 0
+    for take, n in sorted(HOLDS.items()):
+        if frame <= take + extra:
+            break
+        if frame <= take + extra + n:
+            return take
+        extra += n
+    return frame - extra
+
+
+def _first_frame(take: int) -> int:
+    """The video frame where take frame ``take`` is first shown."""
+    return take + sum(n for t, n in HOLDS.items() if t < take)
+
+
+# Segments in takes: (first take, last take, what happens).
+_SEGMENTS = [
     (0, 4, "idle"),
     (5, 12, "cat dice tumble in"),
     (13, 27, "cat dice at rest"),
@@ -85,20 +110,23 @@ TIMELINE = [
     (163, 176, "wipe the card"),
     (177, 179, "idle"),
 ]
-N_FRAMES = 180
+# In video frames (holds included).
+TIMELINE = [(_first_frame(a), _first_frame(b) + HOLDS.get(b, 0), what)
+            for a, b, what in _SEGMENTS]
 
 # What a reader + tracker emit per loop: kind, text, and the window of frame times (seconds
 # from the loop's start) in which it comes: from the start of the action (a reader may see a
-# stroke before the hand has left) to a second after the next action starts (a slower pipeline
-# votes later). The ground truth through the trackers lands inside; so does the real pipeline.
+# stroke before the hand has left) to a second after the next event's action starts (a slower
+# pipeline votes later). The ground truth through the trackers lands inside; so does the real
+# pipeline reading one frame in three.
 EVENTS = [
     ("roll", "roll settled: 3 5 5", 0.5, 3.8),
-    ("digit", "digit 5 written in top box 0 on card A", 2.8, 5.7),
-    ("line", "new line 2-7 on card A", 4.7, 7.8),
-    ("crossed", "candle 4 crossed on card A", 6.8, 10.7),
-    ("roll", "roll settled: 1 2 3 4 6", 9.7, 13.5),
-    ("reroll", "re-roll settled: 5 (was 1); dice now 2 3 4 5 6", 12.5, 17.3),
-    ("erased", "card A wiped", 16.3, 18.0),
+    ("digit", "digit 5 written in top box 0 on card A", 2.8, 6.2),
+    ("line", "new line 2-7 on card A", 5.2, 8.8),
+    ("crossed", "candle 4 crossed on card A", 7.8, 12.2),
+    ("roll", "roll settled: 1 2 3 4 6", 11.2, 15.0),
+    ("reroll", "re-roll settled: 5 (was 1); dice now 2 3 4 5 6", 14.0, 18.8),
+    ("erased", "card A wiped", 17.8, 20.0),
 ]
 
 
@@ -238,9 +266,10 @@ def _cross_path(c: int) -> list[tuple[float, float]]:
 
 
 def shot(frame: int) -> Shot:
-    """What frame ``frame`` (0-based, one loop) shows."""
+    """What video frame ``frame`` (0-based, one loop) shows."""
     if not 0 <= frame < N_FRAMES:
         raise ValueError(f"frame {frame} is outside the demo's {N_FRAMES} frames")
+    frame = _take(frame)
     rng = np.random.default_rng([SEED, frame])
     cat_rest = _rest(CAT_DICE, SEED + 1)
     machine_final = list(MACHINE_DICE)
@@ -621,7 +650,7 @@ def render_frame(index: int, renderers: Renderers, background: np.ndarray,
     """Draw frame ``index``; return it with its ground truth."""
     s = shot(index)
     frame = background.copy()
-    rng = np.random.default_rng([SEED, 1000 + index])
+    rng = np.random.default_rng([SEED, 1000 + _take(index)])
     # the card
     card = renderers.card(s.base).astype(np.float32)
     if s.target is not None:

@@ -78,7 +78,7 @@ def test_truth_through_the_trackers_gives_the_expected_events_every_loop(with_ha
 def test_truth_of_key_frames():
     truth = list(truth_frames())
     assert truth[0].sigil == make_demo.S_BLANK and truth[0].dice.dice == ()
-    assert truth[84].sigil == make_demo.S_CROSS and not truth[84].hand
+    assert truth[95].sigil == make_demo.S_CROSS and not truth[95].hand
     assert sorted(d.value for d in truth[20].dice.dice) == [3, 5, 5]
     assert sorted((d.color, d.value) for d in truth[120].dice.dice) == [
         ("black", 1), ("black", 2), ("black", 4), ("black", 6), ("yellow", 3)]
