@@ -167,9 +167,14 @@ def register(app: Flask) -> None:
                 changed = (rt.hub.games_bus.version != games_seen
                            or (rt.hub.live_bus.version != live_seen))
                 if changed:
+                    games_changed = rt.hub.games_bus.version != games_seen
                     games_seen = rt.hub.games_bus.version
                     live_seen = rt.hub.live_bus.version
                     payload = view_payload(rt, view, cache)
+                    if not games_changed:
+                        # a new camera frame only: the page keeps the game it has
+                        payload = {"view": view, "games_version": payload["games_version"],
+                                   "live": payload["live"]}
                     yield f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
                     continue
                 got = wait_any([rt.hub.games_bus, rt.hub.live_bus], [games_seen, live_seen],

@@ -80,8 +80,10 @@ const Doom = (() => {
     let lastCaptured = 0;
     function open() {
       es = new EventSource("/api/stream?view=" + encodeURIComponent(view));
+      let full = {};
       es.onmessage = (msg) => {
-        const payload = JSON.parse(msg.data);
+        // a frame-only update carries "live" alone: the rest is the last full state
+        const payload = Object.assign(full, JSON.parse(msg.data));
         sourceStatus(payload.live);
         try {
           render(payload);
