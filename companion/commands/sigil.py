@@ -1,9 +1,7 @@
 """Handlers of ``sigil IMAGE --layout L``, ``eval sigil DIR`` and ``bench sigil DIR``.
 
 The reader (:func:`vision.sigil.read_sigil`) needs the layout and, to subtract the printed
-artwork, the blank card's image: a registered card's ``reference.png``, else the blank faces
-the project draws for the layout (the companion card, and the printed-card designs), of which
-the reader takes the one that matches the photo.
+artwork, the blank card's images (:func:`calibration.references.references`).
 """
 
 from __future__ import annotations
@@ -18,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from calibration.references import references
 from companion.cli import print_json
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
-
-REF_PPM = 5.0
 
 
 @lru_cache(maxsize=64)
@@ -38,31 +35,6 @@ def all_layouts() -> tuple[Any, ...]:
     from companion.doomcat.layouts import all_layouts as _all
 
     return tuple(_all())
-
-
-@lru_cache(maxsize=64)
-def references(name: str, art: str | None = None, design: int | None = None,
-               ) -> tuple[np.ndarray, ...]:
-    """Blank-card images for layout ``name``: a registered card's ``reference.png``, else the
-    faces the project draws (``art`` "companion" or "printed", and the printed ``design``,
-    narrow them down; a printed design known this way stands for a registered card)."""
-    from companion.doomcat.layouts import registry_dir
-
-    ref = registry_dir() / "cards" / name / "reference.png"
-    if ref.is_file():
-        return (read_image(ref),)
-    try:
-        from calibration.cardface import card_face
-    except ImportError:  # the card drawing is not installed: mask the layout's elements
-        return ()
-    layout = load_layout(name)
-    out = []
-    if art in (None, "companion"):
-        out.append(np.asarray(card_face(layout, "companion", 0, REF_PPM).image))
-    if art in (None, "printed"):
-        designs = range(4) if design is None else [design]
-        out += [np.asarray(card_face(layout, "printed", d, REF_PPM).image) for d in designs]
-    return tuple(out)
 
 
 def _reader() -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from calibration.references import references
 from companion.errors import BadInput
 from companion.session.hub import Hub
 from companion.session.live import LiveLoop, draw_dice, draw_polygon
@@ -124,7 +125,7 @@ class Processor:
                    outlines: list[list[tuple[float, float]]]) -> dict[str, Any]:
         try:
             layout = self.layout(letter)
-            reading = self.read_sigil(image, layout)
+            reading = self.read_sigil(image, layout, references(letter) or None)
         except BadInput as exc:
             return {"card": card_id, "layout": letter, "error": str(exc)}
         state = reading.state

@@ -1,0 +1,41 @@
+"""Blank-card reference images that the sigil reader subtracts, so printed artwork is never ink.
+
+A registered card's ``reference.png`` (written by ``cards register``) wins; otherwise the blank
+faces the project draws for the layout (the companion card and the printed-card designs), of
+which the reader takes the one that matches the photo.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from companion.doomcat.layouts import load_layout, registry_dir
+from vision.imageio import read_image
+
+REF_PPM = 5.0
+"""Pixels per millimetre of the drawn blank faces."""
+
+
+@lru_cache(maxsize=64)
+def references(name: str, art: str | None = None, design: int | None = None,
+               ) -> tuple[np.ndarray, ...]:
+    """Blank-card images (BGR ``uint8``) for layout ``name``.
+
+    ``art`` ("companion" or "printed") and the printed ``design`` narrow the drawn faces down;
+    a printed design known this way stands for a registered card.
+    """
+    ref = registry_dir() / "cards" / name / "reference.png"
+    if ref.is_file():
+        return (read_image(ref),)
+    from calibration.cardface import card_face
+
+    layout = load_layout(name)
+    out = []
+    if art in (None, "companion"):
+        out.append(np.asarray(card_face(layout, "companion", 0, REF_PPM).image))
+    if art in (None, "printed"):
+        designs = range(4) if design is None else [design]
+        out += [np.asarray(card_face(layout, "printed", d, REF_PPM).image) for d in designs]
+    return tuple(out)
