@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from calibration.geometry import CardGeometry, card_geometry
+from companion.doomcat.layouts import registry_dir
 from companion.errors import BadInput
 from vision.imageio import as_bgr, read_image
 
@@ -459,17 +460,6 @@ def _validated_layout(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def _registry_dir() -> Path:
-    try:
-        from companion.doomcat.layouts import registry_dir
-    except ImportError:  # pragma: no cover - until the Doom Cat catalogue is present
-        import os
-
-        home = os.environ.get("DOOMCOMPANION_HOME")
-        return Path(home) if home else Path.home() / ".local" / "share" / "doomcompanion"
-    return Path(registry_dir())
-
-
 def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name: str, *,
                   px_per_mm: float = 8.0, min_px_per_mm: float = 2.5, min_match: float = 2.5,
                   registry: str | Path | None = None) -> Registration:
@@ -518,7 +508,7 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         raise BadInput(f"{where}: the card is too small in the photo ({seen:.1f} px per mm, "
                        f"at least {min_px_per_mm:g} needed): move the camera closer")
     reference = rectify(image, found, geom, px_per_mm)
-    folder = Path(registry) if registry is not None else _registry_dir()
+    folder = Path(registry) if registry is not None else registry_dir()
     folder = folder / "cards" / name
     folder.mkdir(parents=True, exist_ok=True)
     stored = dict(doc)

@@ -192,8 +192,7 @@ def bench(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        print(f"{report.images} images: median {report.ms_median} ms, p95 {report.ms_p95} ms, "
-              f"peak {report.peak_mb} MiB")
+        print(report.summary())
     return 0
 
 
