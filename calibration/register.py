@@ -183,15 +183,8 @@ def _grow(quad: np.ndarray, edges: np.ndarray, reach: float = 0.06) -> np.ndarra
             if (edges[pts[:, 1], pts[:, 0]] > 0).mean() >= 0.5:
                 best = d
         lines.append((p + n * best, u))
-    out = []
-    for i in range(4):
-        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
-        a = np.array([d1, -d2]).T
-        if abs(np.linalg.det(a)) < 1e-9:
-            return quad
-        s = np.linalg.solve(a, p2 - p1)
-        out.append(p1 + s[0] * d1)
-    return np.array(out)
+    grown = _intersect_lines(lines)
+    return quad if grown is None else grown
 
 
 def _intersect_lines(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
