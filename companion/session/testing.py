@@ -64,3 +64,22 @@ class CounterEngine:
         if state.total != state.target:
             return None
         return {"summary": f"reached {state.target} in {state.moves} moves"}
+
+
+def testing_hub(path: Any, *, cat: Any = None, machine: Any = None) -> Any:
+    """A :class:`~companion.session.Hub` over a store at ``path`` with the engines given.
+
+    A game kind given no engine is :class:`~companion.session.Unavailable` ("the ... engine is
+    missing"), so a test names exactly the engines it plays with. The caller closes the hub
+    and its store (``hub.close(); hub.store.close()``), or hands the hub to the web app,
+    which does.
+    """
+    from companion.session.engine import Unavailable
+    from companion.session.hub import Hub
+    from companion.store import Store
+
+    return Hub(Store(path), {
+        "cat": cat if cat is not None else Unavailable(
+            "cat", "Doom Cat", "the Doom Cat engine is missing"),
+        "machine": machine if machine is not None else Unavailable(
+            "machine", "Doom Machine", "the Doom Machine engine is missing")})

@@ -7,24 +7,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.errors import BadInput
-from companion.session import Hub, Unavailable
+from companion.session import Hub
 from companion.session.core import GameSession
 from companion.session.hub import Bus, EngineUnavailable, NoSuchGame, wait_any
 from companion.session.testing import CounterEngine
 from companion.store import Store
 
 
-def make_hub(path) -> Hub:
-    return Hub(Store(path), {"cat": CounterEngine("cat"),
-                             "machine": Unavailable("machine", "Doom Machine", "not here")})
-
-
 @pytest.fixture
-def hub(tmp_path):
-    h = make_hub(tmp_path / "g.sqlite")
-    yield h
-    h.close()
-    h.store.close()
+def hub(make_hub):
+    return make_hub(cat=CounterEngine("cat"))
 
 
 def test_a_legal_event_is_stored_and_changes_the_state(hub):
@@ -88,24 +80,23 @@ def test_the_result_is_recorded_when_the_game_ends_and_cleared_by_undo(hub):
     assert hub.store.game(s.game_id).result is None
 
 
-def test_a_restarted_hub_resumes_the_current_game(tmp_path):
-    h = make_hub(tmp_path / "g.sqlite")
+def test_a_restarted_hub_resumes_the_current_game(make_hub):
+    h = make_hub(cat=CounterEngine("cat"))
     s = h.create_game("cat", "t", {"target": 10})
     s.submit({"type": "add", "n": 5})
     h.close()
     h.store.close()
-    again = make_hub(tmp_path / "g.sqlite")
+    again = make_hub(cat=CounterEngine("cat"))
     current = again.current("cat")
     assert current is not None and current.game_id == s.game_id
     assert current.view()["state"]["total"] == 5
-    again.store.close()
 
 
 @pytest.mark.parametrize(("kind", "setup", "error", "match"), [
     ("cat", {"target": 0}, BadInput, r"setup: at \$\.target"),
     ("cat", {"target": 13}, BadInput, "unlucky"),
     ("chess", {}, BadInput, "unknown game kind"),
-    ("machine", {}, EngineUnavailable, "not here"),
+    ("machine", {}, EngineUnavailable, "engine is missing"),
 ])
 def test_bad_setups_are_refused(hub, kind, setup, error, match):
     with pytest.raises(error, match=match):

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from companion.session import Hub, Unavailable
-from companion.session.testing import CounterEngine
-from companion.store import Store
+from companion.session import Hub
+from companion.session.testing import CounterEngine, testing_hub
 from companion.web import WebConfig, create_app
 
 from .browser import CHROMIUM, launch
 
 
 def counter_hub(path) -> Hub:
-    return Hub(Store(path), {"cat": CounterEngine("cat", "Doom Cat"),
-                             "machine": Unavailable("machine", "Doom Machine",
-                                                    "the Doom Machine engine is missing")})
+    return testing_hub(path, cat=CounterEngine("cat", "Doom Cat"))
 
 
 @pytest.fixture

@@ -6,9 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.session import Hub, Unavailable
 from companion.session.engine import EngineMissing
-from companion.store import Store
 from companion.web import WebConfig, create_app
 
 from .browser import serve, shot
@@ -27,17 +25,9 @@ def cat_engine() -> CatAdapter:
         pytest.skip(str(exc))
 
 
-def make_hub(path, cat=None) -> Hub:
-    return Hub(Store(path), {"cat": cat or cat_engine(),
-                             "machine": Unavailable("machine", "Doom Machine", "not here")})
-
-
 @pytest.fixture
-def hub(tmp_path):
-    h = make_hub(tmp_path / "g.sqlite")
-    yield h
-    h.close()
-    h.store.close()
+def hub(make_hub):
+    return make_hub(cat=cat_engine())
 
 
 def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
@@ -158,9 +148,9 @@ def test_a_bad_setup_is_refused_before_anything_is_stored(hub):
     assert hub.store.games() == []
 
 
-def test_share_png_and_catalogue_and_camera_endpoints(tmp_path):
+def test_share_png_and_catalogue_and_camera_endpoints(tmp_path, make_hub):
     app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none", live=False),
-                     hub=make_hub(tmp_path / "g.sqlite"))
+                     hub=make_hub(cat=cat_engine()))
     c = app.test_client()
     gid = c.post("/api/games", json={"kind": "cat", "setup": SETUP}).json["game"]["id"]
     c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll", "dice": [3, 5, 5]}})
@@ -231,9 +221,10 @@ def test_a_campaign_game_takes_its_goals_from_the_grid_and_counts_in_the_standin
 
 
 @pytest.mark.browser
-def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page):
+def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page, make_hub):
     db = tmp_path / "g.sqlite"
-    app = create_app(WebConfig(db_path=db, source="none"), hub=make_hub(db, cat_engine()))
+    app = create_app(WebConfig(db_path=db, source="none"),
+                     hub=make_hub(cat=cat_engine(), path=db))
     with serve(app) as served:
         page.goto(served.url + "/cat", wait_until="domcontentloaded")
         page.wait_for_selector("#start-cat")
@@ -269,7 +260,8 @@ def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page
         shot(page, "cat-turn")
         assert page.errors == []
     # the server is killed and restarted: the game resumes where it was
-    app2 = create_app(WebConfig(db_path=db, source="none"), hub=make_hub(db, cat_engine()))
+    app2 = create_app(WebConfig(db_path=db, source="none"),
+                      hub=make_hub(cat=cat_engine(), path=db))
     with serve(app2) as served:
         page.goto(served.url + "/cat", wait_until="domcontentloaded")
         page.wait_for_selector("#turn:text('2')")
@@ -279,9 +271,9 @@ def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page
 
 
 @pytest.mark.browser
-def test_history_shows_games_campaign_standings_and_the_share_image(tmp_path, page):
+def test_history_shows_games_campaign_standings_and_the_share_image(tmp_path, page, make_hub):
     db = tmp_path / "g.sqlite"
-    hub = make_hub(db)
+    hub = make_hub(cat=cat_engine(), path=db)
     cid = hub.store.create_campaign("Winter", {"goals": [4, 5, 6, 7, 8, 9, 1, 2, 3],
                                                "players": ["Ann"]})
     s = hub.create_game("cat", "Winter, game 1", {
