@@ -38,7 +38,11 @@ class CatRules(Protocol):
     def familiar(self, game: Any, player: int) -> dict[str, Any] | None: ...
     def turn_number(self, game: Any) -> int: ...
     def goals(self, game: Any) -> list[dict[str, Any]]: ...
-    def tiebreak(self, game: Any) -> dict[str, Any] | None: ...
+    def tiebreak(self, game: Any) -> dict[str, Any] | None:
+        """``{"tied", "dice", "waiting", "options"}`` during a tie-break, else None;
+        ``options`` maps each waiting player (a string index) to the legal ``{"card",
+        "line"}`` (a null line when no line fits)."""
+        ...
 
 
 class EngineRules:
@@ -183,9 +187,13 @@ class EngineRules:
         if game.phase != "tiebreak":
             return None
         names = self._names(game)
+        waiting = [names.index(n) for n in game.waiting_for]
         return {"tied": [names.index(n) for n in game.tied],
                 "dice": None if game.tiebreak_dice is None else list(game.tiebreak_dice),
-                "waiting": [names.index(n) for n in game.waiting_for]}
+                "waiting": waiting,
+                "options": {str(p): [{"card": o["card"], "line": o["line"]}
+                                     for o in self.g.tiebreak_options(game, names[p])]
+                            for p in waiting}}
 
 
 def bind() -> CatRules:

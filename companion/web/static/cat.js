@@ -192,7 +192,8 @@
     return h("div", { class: "panel roll-strip" },
       h("div", { class: "turn-stat" }, h("div", { class: "label" }, "Turn"), h("div", { class: "value", id: "turn" }, `${s.turn}`, h("small", {}, ` / ${s.turns}`))),
       over ? h("a", { class: "button", id: "share-big", href: `/api/games/${gid()}/share.png`, target: "_blank" }, "Charge the sigils: share image")
-        : h("div", { class: "dice-row", id: "roll" }, items),
+        : s.phase === "tiebreak" ? h("div", { class: "dice-row" }, (s.tiebreak.dice || [null, null]).map((v) => h("span", { class: "die" + (v === null ? " unknown" : "") }, v === null ? "?" : String(v))))
+          : h("div", { class: "dice-row", id: "roll" }, items),
       h("div", { class: "roll-hint" }, hint),
       h("div", { class: "row" },
         h("button", { class: "ghost", id: "undo", disabled: !current.can_undo, onclick: async () => { const r = await api("POST", `/api/games/${gid()}/undo`, {}); if (r.ok) { current = r.doc; draw(); } } }, "↶ Undo"),
@@ -312,27 +313,33 @@
     return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Cat game")), form);
   }
 
+  let tbDice = [null, null];     // the tie-break roll being entered by clicks
   function tiebreakPanel() {
     const tb = current.state.tiebreak;
     if (!tb) return null;
     const names = tb.tied.map((i) => current.state.players[i].name).join(" and ");
     if (!tb.dice) {
-      const vals = [null, null];
       return h("div", { class: "panel notice", id: "tiebreak" }, h("h3", {}, `Tie between ${names}`),
-        h("p", {}, "Roll 2 dice: each tied player draws one more line with them."),
-        h("div", { class: "row" }, [0, 1].map((k) => h("select", { "data-tiebreak": k, onchange: (e) => { vals[k] = Number(e.target.value); } },
-          h("option", { value: "" }, "?"), [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, String(v))))),
-        h("button", { onclick: () => { if (vals.includes(null)) { toast("Set both dice", "warn"); return; } send({ type: "tiebreak", dice: vals, source: "manual" }); } }, "Roll")));
+        h("p", {}, "Roll 2 dice (the camera reads them, or click them): each tied player draws one more line with them."),
+        h("div", { class: "dice-row" }, [0, 1].map((k) => h("button", { class: "die clickable" + (tbDice[k] === null ? " unknown" : ""), "data-tiebreak": k,
+          onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === tbDice[k] })), (v) => {
+            tbDice[k] = v;
+            if (tbDice.every((x) => x !== null)) { const dice = tbDice.slice(); tbDice = [null, null]; send({ type: "tiebreak", dice, source: "manual" }); } else draw();
+          }, `Tie-break die ${k + 1}`) }, tbDice[k] === null ? "?" : String(tbDice[k])))));
     }
+    const options = tb.options || {};
     return h("div", { class: "panel notice", id: "tiebreak" }, h("h3", {}, `Tie-break: ${tb.dice.join(" and ")}`),
-      tb.waiting.map((p) => h("div", { class: "row" }, h("b", {}, current.state.players[p].name + ": "),
-        [0, 1].map((c) => {
-          const sel = h("input", { placeholder: "a-b", size: 5, "data-tb-line": `${p}-${c}` });
-          return h("span", {}, `card ${c + 1} `, sel, h("button", { class: "ghost", onclick: () => {
-            const m = sel.value.match(/^(\d+)\D+(\d+)$/);
-            send({ type: "tiebreak", player: p, card: c, line: m ? [Number(m[1]), Number(m[2])] : null, source: "manual" });
-          } }, "draw"));
-        }))));
+      h("p", { class: "muted" }, "Each tied player draws one more line between candles matching the two dice."),
+      tb.waiting.map((p) => {
+        const mine = options[String(p)] || [];
+        const perCard = [0, 1].map((c) => mine.filter((o) => o.card === c && o.line));
+        const none = mine.length && mine.every((o) => o.line === null);
+        return h("div", { class: "choice-row" }, h("span", { class: "choice-label" }, current.state.players[p].name),
+          none ? h("button", { class: "ghost chip", "data-tb-line": `${p}-none`, onclick: () => send({ type: "tiebreak", player: p, card: 0, line: null, source: "manual" }) }, "no line possible")
+            : perCard.map((opts, c) => opts.length ? h("span", { class: "choices" }, `card ${c + 1} (${current.state.players[p].cards[c].letter}) `,
+              opts.map((o) => h("button", { class: "ghost chip", "data-tb-line": `${p}-${c}-${o.line[0]}-${o.line[1]}`,
+                onclick: () => send({ type: "tiebreak", player: p, card: c, line: o.line, source: "manual" }) }, `${o.line[0]}–${o.line[1]}`))) : null));
+      }));
   }
 
   function toadPanel() {

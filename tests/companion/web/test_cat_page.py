@@ -299,25 +299,70 @@ def test_history_shows_games_campaign_standings_and_the_share_image(tmp_path, pa
         assert page.errors == []
 
 
-def test_a_tie_goes_to_the_tie_break_and_ends(hub):
+def play_to_a_tie(s, seed=3):
+    """Two players make the same moves for 14 turns: the game goes to the tie-break."""
     import random
-    s = hub.create_game("cat", "t", {"players": [{"name": "Ann"}, {"name": "Bo"}],
-                                     "cards": ["A", "B"], "goals": [1, 2, 3]})
-    rng = random.Random(3)
-    for _ in range(14):   # both players make the same moves: a tie
+    rng = random.Random(seed)
+    for _ in range(14):
         while not s.submit({"type": "roll", "dice": [rng.randint(1, 6) for _ in range(3)]}).ok:
             pass
         o = s.engine.rules.options(s.state.game, 0)[0]
         for p in (0, 1):
             assert s.submit({"type": "turn", "player": p, "card": o["card"], "value": o["value"],
                              "line": o["line"], "cross": o["cross"]}).ok
+
+
+TIED = {"players": [{"name": "Ann"}, {"name": "Bo"}], "cards": ["A", "B"], "goals": [1, 2, 3]}
+
+
+def test_a_tie_goes_to_the_tie_break_and_ends(hub):
+    s = hub.create_game("cat", "t", TIED)
+    play_to_a_tie(s)
     view = s.view()["state"]
     assert view["phase"] == "tiebreak" and view["tiebreak"]["tied"] == [0, 1]
+    assert view["tiebreak"]["options"] == {}          # nobody draws before the 2 dice
     assert not s.submit({"type": "roll", "dice": [1, 2, 3]}).ok
     assert s.submit({"type": "tiebreak", "dice": [1, 2]}).ok
-    from itertools import combinations
-    for p in (0, 1):   # the first line the rules take, else "no line can be drawn"
-        tries = [(c, list(ln)) for c in (0, 1) for ln in combinations(range(12), 2)]
-        assert any(s.submit({"type": "tiebreak", "player": p, "card": c, "line": ln}).ok
-                   for c, ln in [*tries, (0, None)])
+    tb = s.view()["state"]["tiebreak"]
+    assert tb["waiting"] == [0, 1] and sorted(tb["options"]) == ["0", "1"]
+    for p in (0, 1):   # "Roll 2 dice and tied players draw 1 more line": each offered line
+        options = s.view()["state"]["tiebreak"]["options"][str(p)]
+        assert options, "a waiting player always has a choice (a null line when none fits)"
+        for o in options:   # joins candles matching the two dice (a wild die: any candle)
+            if o["line"] is not None:
+                card = s.view()["state"]["players"][p]["cards"][o["card"]]
+                na, nb = (card["layout"]["candles"][c]["number"] for c in o["line"])
+                fits = [(1 in card["wild"] or x == 1) and (2 in card["wild"] or y == 2)
+                        for x, y in ((na, nb), (nb, na))]
+                assert any(fits), o
+        o = options[-1]
+        assert s.submit({"type": "tiebreak", "player": p, "card": o["card"],
+                         "line": o["line"]}).ok
     assert s.view()["state"]["phase"] in ("over", "tiebreak")
+    after = s.view()["state"]["tiebreak"]
+    assert after is None or after["dice"] is None   # drawn: a new roll if still tied
+
+
+@pytest.mark.browser
+def test_the_tie_break_is_played_by_clicks(tmp_path, page, make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "Tied", TIED)
+    play_to_a_tie(s)
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#tiebreak")
+        for k, v in enumerate([1, 2]):     # the two tie-break dice, by clicks
+            page.click(f"#tiebreak button[data-tiebreak='{k}']")
+            page.click(f".picker button[data-value='{v}']")
+        page.wait_for_selector("#tiebreak [data-tb-line^='0-']")
+        shot(page, "cat-tiebreak")
+        for p in (0, 1):
+            chip = page.locator(f"#tiebreak [data-tb-line^='{p}-']").first
+            chip.click()
+            page.wait_for_selector(f"#tiebreak [data-tb-line^='{p}-']", state="detached")
+        page.wait_for_function("document.querySelectorAll('#events li').length >= 31")
+        texts = page.locator("#events li").all_inner_texts()
+        assert sum("tie-break" in t for t in texts) == 3   # the roll and two lines
+        assert page.errors == []
