@@ -42,7 +42,11 @@ class MachineAdapter:
     title = "Doom Machine"
 
     def __init__(self) -> None:
-        self.catalogue = load_catalogue()
+        self.parts = load_catalogue()
+
+    def catalogue(self) -> dict[str, Any]:
+        """The machine part cards (for the page's "which card was turned over")."""
+        return {"parts": [p.to_json() for p in self.parts.parts]}
 
     # -- schemas -------------------------------------------------------------------------
     def setup_schema(self) -> dict[str, Any]:
@@ -52,6 +56,9 @@ class MachineAdapter:
             "seed": {"type": "integer", "minimum": 0, "maximum": 2**31},
             "players": {"type": "array", "maxItems": 1,
                         "items": {"type": "string", "maxLength": 24}},
+            # the starting parts turned over at the table, left to right (the rest shuffled)
+            "revealed": {"type": "array", "minItems": 1, "maxItems": engine.REVEAL,
+                         "uniqueItems": True, "items": PART_ID},
         }}
 
     def event_schema(self) -> dict[str, Any]:
@@ -71,10 +78,35 @@ class MachineAdapter:
     def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
         hard = bool(setup.get("hard", False))
         seed = int(setup["seed"]) if "seed" in setup else random.SystemRandom().randrange(2**31)
-        event = engine.setup_event(random.Random(seed), hard, self.catalogue)
+        event = engine.setup_event(random.Random(seed), hard, self.parts)
+        if setup.get("revealed"):
+            event = self._turned_over(event, list(setup["revealed"]))
         out = {"hard": hard, "seed": seed, "setup_event": event}
         if setup.get("demo"):
             out["demo"] = True
+        return out
+
+    def _turned_over(self, event: Mapping[str, Any], revealed: list[str]) -> dict[str, Any]:
+        """The shuffled setup with the named cards on top of the deck, in order.
+
+        The rulebook draws "the top 3 cards from the machine deck": a named card cannot be
+        the Doom Core (it is at the bottom, under 9 or 15 cards). A named card our shuffle had
+        set aside swaps places with the last unnamed card kept in the deck.
+        """
+        for pid in revealed:
+            if pid not in self.parts.by_id:
+                raise Refused(f"unknown part {pid!r}: not in the machine part catalogue")
+            if pid == self.parts.core.id:
+                raise Refused(f"{self.part_name(pid)} is at the bottom of the deck: it cannot "
+                              "be among the starting parts")
+        deck, aside = list(event["deck"][:-1]), list(event["aside"])
+        rest = [p for p in deck if p not in revealed]
+        for pid in revealed:
+            if pid in aside:
+                aside[aside.index(pid)] = rest.pop()
+        out = dict(event)
+        out["deck"] = [*revealed, *rest, event["deck"][-1]]
+        out["aside"] = aside
         return out
 
     # -- folding -------------------------------------------------------------------------
@@ -88,7 +120,7 @@ class MachineAdapter:
         if state.game.get("phase") == "over":
             raise Refused("the game is over")
         try:
-            game = engine.apply(state.game, dict(event), self.catalogue)
+            game = engine.apply(state.game, dict(event), self.parts)
         except engine.IllegalAction as exc:
             raise Refused(exc.reason) from None
         except BadInput as exc:
@@ -170,13 +202,13 @@ class MachineAdapter:
     # -- views ---------------------------------------------------------------------------
     def part_name(self, part_id: str) -> str:
         try:
-            return self.catalogue.part(part_id).name
+            return self.parts.part(part_id).name
         except (KeyError, BadInput):
             return part_id
 
     def view(self, state: MachineState) -> dict[str, Any]:
-        v = engine.view(state.game, self.catalogue)
-        legal = engine.legal_actions(state.game, self.catalogue) \
+        v = engine.view(state.game, self.parts)
+        legal = engine.legal_actions(state.game, self.parts) \
             if state.game.get("phase") not in ("setup", "over") else []
         v["legal"] = legal
         v["log"] = list(state.log[-120:])
@@ -184,7 +216,21 @@ class MachineAdapter:
         v["next_step"] = legal[0] if state.game.get("phase") == "machine" and legal else None
         v["next_step_text"] = self.describe(legal[0]) if v["next_step"] else ""
         v["to_roll"] = [d["id"] for d in state.game.get("dice", []) if d["at"] == "ready"]
+        v["drawable"] = [{"part": p, "name": self.part_name(p)}
+                         for p in self.drawable(state.game)]
         return v
+
+    def drawable(self, game: Mapping[str, Any]) -> list[str]:
+        """The part cards that can be turned over when the machine grows now (none when no
+        card is drawn): every card not in play nor destroyed, the Doom Core only last."""
+        if game.get("phase") != "machine" or not game.get("deck") \
+                or len(game.get("row", [])) >= engine.ROW_MAX:
+            return []
+        core = self.parts.core.id
+        if game["deck"] == [core]:
+            return [core]
+        return sorted((p for p in [*game["deck"], *game.get("aside", [])] if p != core),
+                      key=lambda p: self.part_name(p))
 
     def describe(self, event: Mapping[str, Any]) -> str:
         t = event.get("type")
@@ -209,6 +255,8 @@ class MachineAdapter:
         if t == "cycle":
             return f"machine: {self.part_name(str(event.get('part')))} cycles"
         if t == "grow":
+            if event.get("part"):
+                return f"machine grows: {self.part_name(str(event['part']))} drawn"
             return "machine grows: a new part is drawn"
         if t == "setup":
             return "setup"

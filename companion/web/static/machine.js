@@ -126,7 +126,13 @@
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, value: nv } });
           if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the re-roll to " + nv, "ok"); }
         }, "The re-rolled die shows"),
-      }, String(e.event.value))) : null))),
+      }, String(e.event.value))) : e.event.type === "grow" && e.event.part ? h("span", { class: "fix" }, h("button", {
+        class: "ghost chip", title: "correct the card turned over", "data-fix-grow": e.id,
+        onclick: (ev) => pick(ev.currentTarget, ((catalogue && catalogue.parts) || []).map((p) => ({ label: p.name, value: p.id, current: p.id === e.event.part })), async (nv) => {
+          const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, part: nv } });
+          if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the card drawn", "ok"); }
+        }, "The card turned over is"),
+      }, "fix")) : null))),
     h("h3", { class: "sub" }, "Machine"),
     h("ol", { class: "log machine-log", id: "machine-log" }, s.log.slice().reverse().slice(0, 60).map((line) => h("li", {}, h("span", { class: "t" }, line)))));
   }
@@ -134,6 +140,9 @@
   function setupPanel(engine, cur) {
     const hard = h("input", { type: "checkbox", id: "setup-hard" });
     const seed = h("input", { type: "number", id: "setup-seed", placeholder: "random", min: 0 });
+    const parts = ((catalogue && catalogue.parts) || []).filter((p) => !p.core).sort((a, b) => a.name.localeCompare(b.name));
+    const starters = [0, 1, 2].map((k) => h("select", { "data-revealed": k, "aria-label": `starting part ${k + 1}` },
+      h("option", { value: "" }, "shuffled"), parts.map((p) => h("option", { value: p.id }, p.name))));
     return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Machine run"),
       cur ? h("button", { class: "ghost", onclick: () => { showSetup = false; draw(); } }, "Back to the game") : null),
     h("div", { class: "row" },
@@ -142,10 +151,13 @@
       h("button", { id: "start-machine", onclick: async () => {
         const setup = { hard: hard.checked };
         if (seed.value !== "") setup.seed = Number(seed.value);
+        const revealed = starters.map((x) => x.value).filter(Boolean);
+        if (revealed.length) setup.revealed = revealed;
         const r = await api("POST", "/api/games", { kind: "machine", title: hard.checked ? "Doom Machine (hard)" : "Doom Machine", setup });
         if (r.ok) { current = r.doc; showSetup = false; selected.clear(); draw(); }
       } }, "Start")),
-    h("p", { class: "muted" }, "Set the table as the rulebook says; the program shuffles the machine deck. Roll your dice in view of the camera, or enter them here."));
+    h("div", { class: "row" }, h("span", { class: "muted" }, "Starting parts turned over (left to right):"), starters),
+    h("p", { class: "muted" }, "Set the table as the rulebook says and name the three cards you turned over (or let the program shuffle). Roll your dice in view of the camera, or enter them here."));
   }
 
   function draw() {
@@ -153,6 +165,8 @@
     if (!current || showSetup) { app.replaceChildren(setupPanel(null, current)); return; }
     const s = current.state;
     const outcome = s.outcome;
+    const growing = s.phase === "machine" && s.next_step && s.next_step.type === "grow";
+    const drawable = s.drawable || [];
     const stats = h("div", { class: "stats-row" },
       h("div", { class: "stat" }, h("div", { class: "label" }, "Turn"), h("div", { class: "value" }, String(s.turn))),
       h("div", { class: "stat" }, h("div", { class: "label" }, "Phase"), h("div", { class: "value phase" }, s.phase + (s.phase === "player" ? " · " + s.stage : ""))),
@@ -162,10 +176,13 @@
       h("div", { class: "trackers" }, track("Power", s.power, 10, "power"), track("Sentience", s.sentience, 10, "sentience")));
     const controls = h("div", { class: "row controls" },
       s.phase === "player" ? h("button", { id: "end-turn", onclick: () => send({ type: "end_turn" }) }, "End player phase →") : null,
-      s.phase === "machine" ? h("button", { id: "step", onclick: () => send(s.next_step) }, "▶ Step: " + s.next_step_text) : null,
-      s.phase === "machine" ? h("button", { class: "ghost", id: "run-phase", onclick: async () => {
-        while (current.state.phase === "machine") { const r = await send(current.state.next_step); if (!r.ok) break; }
-      } }, "Run the whole machine phase") : null,
+      s.phase === "machine" && growing && drawable.length ? h("button", { id: "name-part", onclick: (ev) => pick(ev.currentTarget,
+        drawable.map((p) => ({ label: p.name, value: p.part })), (v) => send({ type: "grow", part: v, source: "manual" }), "The card turned over is") }, "▶ Draw: name the card turned over") : null,
+      s.phase === "machine" ? h("button", { class: growing && drawable.length ? "ghost" : "", id: "step", onclick: () => send(s.next_step) },
+        growing && drawable.length ? "Draw for me (random)" : "▶ Step: " + s.next_step_text) : null,
+      s.phase === "machine" && !growing ? h("button", { class: "ghost", id: "run-phase", onclick: async () => {
+        while (current.state.phase === "machine" && current.state.next_step.type !== "grow") { const r = await send(current.state.next_step); if (!r.ok) break; }
+      } }, "Run the cycles") : null,
       h("span", { class: "spacer" }),
       h("button", { class: "ghost", onclick: () => { showSetup = true; draw(); } }, "New run"),
       h("a", { class: "button ghost", href: `/api/games/${current.game.id}/export`, download: "" }, "Export"));
@@ -200,5 +217,7 @@
       draw();
     }
   }
-  stream("machine", render);
+  let catalogue = null;
+  fetch("/api/catalogue/machine").then((r) => (r.ok ? r.json() : null)).catch(() => null)
+    .then((c) => { catalogue = c; stream("machine", render); });
 })();

@@ -148,3 +148,135 @@ def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(tmp_path, page)
         assert page.locator("#machine-log li").count() >= 3
         shot(page, "machine-after-round")
         assert page.errors == []
+
+
+# -- the part cards turned over at the table ---------------------------------------------
+# "Draw the top 3 cards from the machine deck and place them face up" and, each machine
+# phase, "Draw a new machine part card and slot it into the available space": the player
+# names the card the table shows; the catalogue and the deck decide whether it can be.
+
+def start(c, setup):
+    return c.post("/api/games", json={"kind": "machine", "setup": setup})
+
+
+def to_the_draw(c, gid):
+    """Roll sixes, shield with them, end the player phase and cycle the row: the state
+    before the grow."""
+    state = c.get(f"/api/games/{gid}").json["state"]
+    dice = {str(i): 6 for i in state["to_roll"]}
+    c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll", "dice": dice}})
+    for die in state["to_roll"][:state["shield_cap"]]:
+        c.post(f"/api/games/{gid}/events", json={"event": {"type": "shield", "die": die}})
+    c.post(f"/api/games/{gid}/events", json={"event": {"type": "end_turn"}})
+    for _ in range(30):
+        state = c.get(f"/api/games/{gid}").json["state"]
+        assert state["phase"] == "machine"
+        if state["next_step"]["type"] == "grow":
+            return state
+        assert c.post(f"/api/games/{gid}/events",
+                      json={"event": state["next_step"]}).status_code == 200
+    raise AssertionError("the machine phase did not reach its draw")
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_the_starting_parts_are_the_cards_turned_over(machine_app, hard):
+    c = machine_app.test_client()
+    named = ["power-ram", "chain-lash", "mind-lance"]
+    res = start(c, {"seed": 3, "hard": hard, "revealed": named})
+    assert res.status_code == 201, res.json
+    state = res.json["state"]
+    assert [p["part"] for p in state["row"]] == named     # in a line, left to right
+    assert state["deck_size"] == (15 if hard else 9) + 1 - 3   # the core under the others
+
+
+@pytest.mark.parametrize(("revealed", "status", "reason"), [
+    (["doom-core"], 400, "bottom of the deck"),
+    (["no-such-part"], 400, "unknown part"),
+    (["power-ram", "power-ram"], 400, "revealed"),            # the schema: unique
+    (["power-ram", "chain-lash", "mind-lance", "rage-engine"], 400, "revealed"),
+    (["../etc"], 400, "revealed"),
+])
+def test_impossible_starting_parts_are_refused_with_the_reason(machine_app, revealed, status,
+                                                               reason):
+    c = machine_app.test_client()
+    res = start(c, {"seed": 3, "revealed": revealed})
+    assert res.status_code == status
+    assert reason in res.json["error"]
+    assert c.get("/api/games").json["games"] == []
+
+
+def test_the_part_drawn_by_the_machine_is_named_or_refused_with_the_reason(machine_app):
+    c = machine_app.test_client()
+    gid = start(c, {"seed": 4}).json["game"]["id"]
+    state = to_the_draw(c, gid)
+    drawable = [p["part"] for p in state["drawable"]]
+    in_play = [p["part"] for p in state["row"]]
+    assert drawable and "doom-core" not in drawable        # the core is at the bottom
+    assert not set(drawable) & set(in_play)
+    assert all(p["name"] and p["name"] != p["part"] for p in state["drawable"])
+    for part, reason in [(in_play[0], "already in play"),
+                         ("doom-core", "bottom of the deck"),
+                         ("no-such-part", "unknown part")]:
+        res = c.post(f"/api/games/{gid}/events", json={"event": {"type": "grow", "part": part}})
+        assert res.status_code == 409 and reason in res.json["outcome"]["reason"], part
+    last = drawable[-1]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {"type": "grow", "part": last}})
+    assert res.status_code == 200
+    assert res.json["state"]["row"][0]["part"] == last      # slotted in next to the deck
+    assert res.json["log"][-1]["text"].endswith(res.json["state"]["row"][0]["name"] + " drawn")
+    # a wrong name is corrected in the log: the game folds again with the right card
+    entry = res.json["log"][-1]
+    other = drawable[0]
+    res = c.post(f"/api/games/{gid}/events/{entry['id']}",
+                 json={"event": {"type": "grow", "part": other}})
+    assert res.status_code == 200 and res.json["state"]["row"][0]["part"] == other
+
+
+def test_the_catalogue_lists_every_part_card(machine_app):
+    parts = machine_app.test_client().get("/api/catalogue/machine").json["parts"]
+    assert len(parts) == 16 and sum(bool(p.get("core")) for p in parts) == 1
+    assert all(p["id"] and p["name"] for p in parts)
+
+
+@pytest.mark.browser
+def test_the_cards_turned_over_are_named_by_clicks(tmp_path, page):
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
+                     hub=Hub(Store(tmp_path / "m.sqlite")))
+    with serve(app) as served:
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("select[data-revealed='2'] option[value='mind-lance']",
+                               state="attached")
+        for k, part in enumerate(["power-ram", "chain-lash", "mind-lance"]):
+            page.select_option(f"select[data-revealed='{k}']", part)
+        page.click("#start-machine")
+        page.wait_for_selector("#roll-manual")
+        row = page.locator("#row .part").evaluate_all("els => els.map(e => e.dataset.part)")
+        assert row == ["power-ram", "chain-lash", "mind-lance"]
+        # sixes on the shield, end the phase, run the cycles: the draw waits for its card
+        for die in range(5):
+            page.select_option(f"select[data-roll='{die}']", "6")
+        page.click("#roll-manual")
+        for die in range(4):
+            page.click(f".hand button.die[data-die='{die}']")
+            page.click("#slot-shield")
+            page.wait_for_selector(f".small-row .die[data-die='{die}']")
+        page.click("#end-turn")
+        page.click("#run-phase")
+        page.wait_for_selector("#name-part")
+        # a card already in play is refused with the reason, by the engine
+        page.click("#name-part")
+        names = page.locator(".picker button").all_inner_texts()
+        assert "Power Ram" not in names and "Doom Core" not in names
+        shot(page, "machine-name-part")
+        choice = names[0]
+        page.click(f".picker button:text-is('{choice}')")
+        page.wait_for_selector("#roll-manual")
+        assert page.locator("#row .part .part-name").first.inner_text() == choice
+        assert f"{choice} drawn" in page.locator("#events").inner_text()
+        # named wrongly: two clicks in the log put the right card in its place
+        page.click("#events button[data-fix-grow]")
+        page.click(".picker button:text-is('Rage Engine')")
+        page.wait_for_selector("#events li.amended")
+        assert page.locator("#row .part .part-name").first.inner_text() == "Rage Engine"
+        shot(page, "machine-named")
+        assert page.errors == []
