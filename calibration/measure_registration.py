@@ -4,7 +4,7 @@
 cards (half companion cards with markers, half printed marker-less ones) with
 :mod:`vision.render.sigil` (tilt 0-30 degrees, no motion blur, defocus up to 0.6 px, no hand:
 the photo a user takes to register a card), finds them with
-:func:`calibration.register.find_card` and prints, per art style, the share of photos whose four
+:func:`vision.sigil.pose.find_card` and prints, per art style, the share of photos whose four
 corners are all within 3 px and 6 px of the truth, and the median of the worst corner error.
 """
 
@@ -16,10 +16,10 @@ import json
 import cv2
 import numpy as np
 
-from calibration.register import find_card
 from companion.doomcat.layouts import load_layout
 from companion.errors import BadInput
 from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
+from vision.sigil.pose import find_card
 
 
 def measure(count: int, seed: int, glare: bool) -> dict[str, dict[str, float]]:
@@ -37,7 +37,7 @@ def measure(count: int, seed: int, glare: bool) -> dict[str, dict[str, float]]:
         frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
         try:
             found = find_card(frame, layout)
-            err = float(np.abs(found.corners_px - info.card_corners_px).max())
+            err = float(np.abs(found.corners - info.card_corners_px).max())
         except BadInput:
             err = float("inf")
         errors[art].append(err)

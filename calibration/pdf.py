@@ -1,6 +1,6 @@
 """A tiny vector PDF writer for the card display list (no dependency beyond the standard library).
 
-It writes one page, paints :mod:`calibration.cardface` items (polylines, polygons, circles,
+It writes one page, paints :mod:`vision.render.cardface` items (polylines, polygons, circles,
 short texts in the standard Helvetica-Bold font) with exact millimetre geometry, so that the
 printed card is true to size when printed at 100 % ("actual size").
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 
-from calibration.cardface import Disc, Item, Poly, Text, _dashes
+from vision.render.cardface import Disc, Item, Poly, Text, _dashes
 
 __all__ = ["MM_TO_PT", "crop_marks", "pdf_bytes"]
 
@@ -98,7 +98,7 @@ def pdf_bytes(layers: list[tuple[tuple[float, float], list[Item]]],
 
     Examples
     --------
-    >>> from calibration.cardface import Poly
+    >>> from vision.render.cardface import Poly
     >>> pdf_bytes([((10, 10), [Poly(((0, 0), (5, 5)), 0.3)])], (50, 50))[:8]
     b'%PDF-1.4'
     """

@@ -1,6 +1,6 @@
 """Writing the printable companion card of a layout: vector PDF or 300 dpi PNG, true to size.
 
-The card is drawn by :mod:`calibration.cardface` in the ``"companion"`` style: the layout's
+The card is drawn by :mod:`vision.render.cardface` in the ``"companion"`` style: the layout's
 candles, stars, dividers and boxes, and its ArUco markers with their white quiet zone. Print the
 PDF at 100 % ("actual size"), cut along the card's thin grey outline (the crop marks help), and
 laminate it.
@@ -15,10 +15,10 @@ from typing import Any
 
 import cv2
 
-from calibration.cardface import Text, card_face, face_items
-from calibration.geometry import card_geometry
 from calibration.pdf import crop_marks, pdf_bytes
 from companion.errors import BadInput
+from vision.render.cardface import Text, card_face, face_items
+from vision.sigil.geometry import card_geometry
 
 __all__ = ["A4_MM", "PNG_DPI", "card_pdf", "card_png", "write_card"]
 

@@ -29,7 +29,7 @@ def references(name: str, art: str | None = None, design: int | None = None,
     ref = registry_dir() / "cards" / name / "reference.png"
     if ref.is_file():
         return (read_image(ref),)
-    from calibration.cardface import card_face
+    from vision.render.cardface import card_face
 
     layout = load_layout(name)
     out = []

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from calibration.geometry import CardGeometry, card_geometry, segment_distance
 from companion.errors import BadInput
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
+from vision.sigil.geometry import CardGeometry, card_geometry, segment_distance
 
 __all__ = ["LineCheck", "chord_line_ok", "line_checker", "random_state"]
 
@@ -124,7 +124,7 @@ def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None
         written[value] = written.get(value, 0) + 1
         top = list(state.top)
         top[turn] = TopBox(value, circled=written[value] == 2)
-        pairs = [p for p in geom.pairs() if check(state, *p)]
+        pairs = [p for p in geom.pairs if check(state, *p)]
         lines = list(state.lines)
         if pairs:
             lines.append(pairs[int(rng.integers(len(pairs)))])

@@ -99,9 +99,9 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
     """
-    from calibration.geometry import card_geometry
     from calibration.states import line_checker, random_state
     from vision.render.sigil import CardStyle, random_ink_style, render_photo, sample_conditions
+    from vision.sigil.geometry import card_geometry
 
     if count < 1:
         raise BadInput(f"--count must be 1 or more, got {count}")
@@ -120,7 +120,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         state = random_state(geom, rng, check=checks[k])
         ghosts: list[list[int]] = []
         if rng.random() < ghost_share:
-            free = [p for p in geom.pairs() if p not in state.lines
+            free = [p for p in geom.pairs if p not in state.lines
                     and (p not in geom.must_curve)]
             n = int(rng.integers(1, 7))
             ghosts = [list(free[j]) for j in rng.choice(len(free), min(n, len(free)),

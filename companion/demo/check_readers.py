@@ -32,9 +32,9 @@ from vision.sources import SourceConfig, open_source
 
 
 def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any]:
-    from calibration.cardface import card_face
     from companion.doomcat.layouts import load_layout
     from vision.dice import read_dice
+    from vision.render.cardface import card_face
     from vision.sigil import read_sigil
 
     layout = load_layout("A")

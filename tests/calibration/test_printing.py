@@ -10,11 +10,11 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.geometry import card_geometry
 from calibration.printing import A4_MM, PNG_DPI, card_pdf, card_png, write_card
 from companion.cli import main
 from companion.doomcat.layouts import load_layout
 from companion.errors import BadInput
+from vision.sigil.geometry import card_geometry
 
 LETTERS = ["A", "B", "C", "D"]
 

@@ -6,11 +6,12 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.register import find_card, register_card
+from calibration.register import register_card
 from companion.cli import main
 from companion.doomcat.layouts import LAYOUTS_DIR, load_layout
 from companion.errors import BadInput
 from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
+from vision.sigil.pose import find_card
 
 
 def _blank_photo(letter: str, art: str, design: int, seed: int, **fixed):
@@ -42,7 +43,7 @@ def test_find_card_recovers_the_corners(letter, art, design, seed, background, t
     found = find_card(frame, load_layout(letter))
     assert found.method == ("markers" if art == "companion" else "outline")
     # Corners in the printed order (orientation resolved), within a few pixels.
-    assert np.abs(found.corners_px - info.card_corners_px).max() < 4.0
+    assert np.abs(found.corners - info.card_corners_px).max() < 4.0
 
 
 @pytest.mark.parametrize("art", ["companion", "printed"])

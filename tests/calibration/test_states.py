@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibration.geometry import card_geometry
 from calibration.states import _cross, chord_line_ok, line_checker, random_state
 from companion.doomcat.layouts import load_layout
 from vision.readings import SigilState
+from vision.sigil.geometry import card_geometry
 
 GEOMS = {L: card_geometry(load_layout(L)) for L in "ABCD"}
 
@@ -79,4 +79,4 @@ def test_line_checker_falls_back_to_chords_for_bare_geometry():
     geom = GEOMS["B"]
     check = line_checker(geom)
     state = SigilState("B")
-    assert all(check(state, a, b) == chord_line_ok(geom, state, a, b) for a, b in geom.pairs())
+    assert all(check(state, a, b) == chord_line_ok(geom, state, a, b) for a, b in geom.pairs)

@@ -51,9 +51,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from calibration.cardface import card_face
-from calibration.geometry import CardGeometry, card_geometry
 from vision.readings import SigilState
+from vision.render.cardface import card_face
+from vision.sigil.geometry import CardGeometry, card_geometry
 
 __all__ = ["BACKGROUNDS", "PEN_COLORS", "CardImage", "CardStyle", "InkStyle", "PhotoConditions",
            "PhotoInfo", "digit_strokes", "hidden_elements", "photograph", "random_ink_style",
@@ -500,7 +500,7 @@ def render_card(layout: Any, state: SigilState | None, style: CardStyle | None =
     Parameters
     ----------
     layout
-        The sigil layout (mapping, layout object or :class:`calibration.geometry.CardGeometry`).
+        The sigil layout (mapping, layout object or :class:`vision.sigil.geometry.CardGeometry`).
     state
         What to draw; ``None`` for a blank card. Its ``unknown`` is ignored.
     style
@@ -926,7 +926,7 @@ def hidden_elements(card: CardImage, hidden: np.ndarray, *, line_share: float = 
         p[:, 1] = np.clip(p[:, 1], 0, hh - 1)
         return float(cover[p[:, 1], p[:, 0]].mean())
 
-    for a, b in geom.pairs():
+    for a, b in geom.pairs:
         path = card.paths.get((a, b))
         if path is None:
             path = geom.pair_path(a, b, 60)

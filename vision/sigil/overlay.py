@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from vision.readings import SigilState
-from vision.sigil.geometry import geometry_of, project
+from vision.sigil.geometry import card_geometry, project
 from vision.sigil.reader import SigilReading
 
 __all__ = ["draw_reading"]
@@ -29,7 +29,7 @@ def draw_reading(image: np.ndarray, reading: SigilReading, layout: Any,
     red; crossed candles get an X (same colours); unknown elements are yellow; each top box
     shows what was read (and the truth after a slash when it differs).
     """
-    geom = geometry_of(layout)
+    geom = card_geometry(layout)
     out = image.copy()
     h = reading.pose.homography
     cs = np.array([c.center for c in geom.candles])

@@ -33,19 +33,10 @@ from companion.errors import BadInput
 from vision.imageio import as_bgr
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
 from vision.sigil import digits as dg
-from vision.sigil.geometry import (
-    CardGeometry,
-    NoCard,
-    Pose,
-    card_corners_mm,
-    find_by_markers,
-    find_by_outline,
-    geometry_of,
-    homographies_for_quad,
-    marker_ids_of,
-    project,
-)
+from vision.sigil.geometry import CardGeometry, card_geometry, project
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
+from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
+from vision.sigil.pose import rectify as _rectify
 from vision.sigil.threshold import first_large_gap
 
 __all__ = ["SigilConfig", "SigilReading", "read_sigil"]
@@ -113,9 +104,7 @@ class SigilConfig:
     # bad input
     min_card_px: float = 60.0
     min_contrast: float = 0.12
-    min_match: float = 0.2
-    refine_candidates: int = 2
-    good_match: float = 0.55
+    pose: PoseConfig = field(default_factory=PoseConfig)
     model_path: str = str(dg.MODEL_PATH)
 
 
@@ -626,142 +615,6 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     return results, info
 
 
-# ---------------------------------------------------------------------------- pose
-
-def _rectify(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
-             ) -> tuple[np.ndarray, np.ndarray]:
-    w, hh = geom.size_mm
-    size = (round(w * s), round(hh * s))
-    m = h @ np.diag([1.0 / s, 1.0 / s, 1.0])
-    rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-    # the photo's frame seen from the card (pixels outside it are not in the photo)
-    ih, iw = image.shape[:2]
-    frame = np.array([[0, 0], [iw - 1, 0], [iw - 1, ih - 1], [0, ih - 1]], np.float64)
-    inv = np.linalg.inv(m)
-    pts = cv2.perspectiveTransform(frame.reshape(-1, 1, 2), inv).reshape(-1, 2)
-    valid = np.zeros((size[1], size[0]), np.uint8)
-    if np.all(np.isfinite(pts)) and np.abs(pts).max() < 1e6:
-        cv2.fillConvexPoly(valid, np.round(pts).astype(np.int32), 1)
-    else:  # the horizon crosses the card: fall back to warping
-        ones = np.full((ih, iw), 1, np.uint8)
-        valid = cv2.warpPerspective(ones, m, size, flags=cv2.INTER_NEAREST
-                                    | cv2.WARP_INVERSE_MAP, borderValue=0)
-    return rect, valid.astype(bool)
-
-
-MATCH_PPM = 2.0
-ECC_PPM = 1.5
-
-
-def _match_image(image: np.ndarray, h: np.ndarray, geom: CardGeometry) -> np.ndarray:
-    """The photo rectified at MATCH_PPM, light-normalised, zero-mean (for correlation)."""
-    rect, _ = _rectify(image, h, geom, MATCH_PPM)
-    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    small = cv2.resize(g, (max(2, g.shape[1] // 4), max(2, g.shape[0] // 4)),
-                       interpolation=cv2.INTER_AREA)
-    paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), (g.shape[1], g.shape[0]))
-    return _zero_mean(g / np.maximum(paper, 1.0))
-
-
-def _zero_mean(g: np.ndarray) -> np.ndarray:
-    b = 6
-    g = cv2.blur(g[b:-b, b:-b], (3, 3))
-    g = g - g.mean()
-    return g / max(float(np.sqrt((g * g).sum())), 1e-6)
-
-
-def _ref_match(ref: Reference, geom: CardGeometry) -> np.ndarray:
-    key = ("match", id(ref))
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]
-    w, h = geom.size_mm
-    size = (round(w * MATCH_PPM), round(h * MATCH_PPM))
-    out = _zero_mean(cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA))
-    _REF_CACHE[key] = (ref, out)
-    return out
-
-
-def _refine_ecc(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: Reference,
-                ) -> np.ndarray | None:
-    """Refine an outline's homography by aligning the photo with the blank card (ECC): a
-    quad found a few mm off (rounded corners, a printed frame, an inner panel) snaps onto the
-    artwork."""
-    s = ECC_PPM
-    w, hh = geom.size_mm
-    size = (round(w * s), round(hh * s))
-    rect, _ = _rectify(image, h, geom, s)
-    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    small = cv2.resize(g, (max(2, size[0] // 4), max(2, size[1] // 4)),
-                       interpolation=cv2.INTER_AREA)
-    paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), size)
-    g = g / np.maximum(paper, 1.0)
-    r = cv2.resize(ref.grey, size, interpolation=cv2.INTER_AREA)
-    warp = np.eye(3, dtype=np.float32)
-    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 25, 1e-3)
-    try:
-        _, warp = cv2.findTransformECC(r, g, warp, cv2.MOTION_HOMOGRAPHY, crit, None, 3)
-    except cv2.error:
-        return None
-    sc = np.diag([s, s, 1.0])
-    return h @ np.linalg.inv(sc) @ warp.astype(np.float64) @ sc
-
-
-def _find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
-               refs: Sequence[Reference], cfg: SigilConfig, others: dict[int, str],
-               ) -> tuple[Pose, int, list[str]]:
-    """The pose, the index of the reference that fits the card, and notes."""
-    notes: list[str] = []
-    pose = find_by_markers(gray, geom, others)
-    if pose is not None:
-        if len(refs) == 1:
-            return pose, 0, notes
-        g = _match_image(image, pose.homography, geom)
-        scores = [float((g * _ref_match(r, geom)).sum()) for r in refs]
-        return pose, int(np.argmax(scores)), notes
-    if geom.markers:
-        notes.append("markers not found: card found by its outline")
-    scored: list[tuple[float, np.ndarray, int]] = []
-    for quad in find_by_outline(image, geom):
-        sides = [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
-        even, odd = sides[0] + sides[2], sides[1] + sides[3]
-        hs = homographies_for_quad(quad, geom)
-        # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
-        # perspective makes them about equal: then try all four
-        if even < 0.87 * odd:
-            cand = [0, 2]
-        elif odd < 0.87 * even:
-            cand = [1, 3]
-        else:
-            cand = [0, 1, 2, 3]
-        for k in cand:
-            g = _match_image(image, hs[k], geom)
-            for i, r in enumerate(refs):
-                scored.append((float((g * _ref_match(r, geom)).sum()), hs[k], i))
-    if not scored:
-        raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
-    scored.sort(key=lambda x: -x[0])
-    best: tuple[float, np.ndarray, int] | None = None
-    for n, (score, h0, i) in enumerate(scored[:cfg.refine_candidates]):
-        if n and best is not None and best[0] >= cfg.good_match:
-            break  # the first candidate is clearly the card: no need to look further
-        h1 = _refine_ecc(image, h0, geom, refs[i])
-        if h1 is not None:
-            s1 = float((_match_image(image, h1, geom) * _ref_match(refs[i], geom)).sum())
-            if s1 > score:
-                score, h0 = s1, h1
-        if best is None or score > best[0]:
-            best = (score, h0, i)
-    assert best is not None
-    if best[0] < cfg.min_match:
-        raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
-                     f"{best[0]:.2f} < {cfg.min_match}): wrong layout, or no card")
-    h = best[1]
-    pose = Pose(h, "outline", (), project(h, card_corners_mm(geom)).astype(np.float32))
-    return pose, best[2], notes
-
-
 # ---------------------------------------------------------------------------- the reader
 
 _REF_CACHE: dict[Any, Any] = {}
@@ -818,7 +671,7 @@ def read_sigil(image: np.ndarray, layout: Any,
     if min(image.shape[:2]) < 32:
         raise BadInput(f"image of {image.shape[1]}x{image.shape[0]} px is too small to hold "
                        "a readable card")
-    geom = geometry_of(layout)
+    geom = card_geometry(layout)
     if len(geom.candles) != 12 or len(geom.top_boxes) != N_TOP_BOXES:
         raise BadInput(f"layout {geom.name!r}: expected 12 candles and {N_TOP_BOXES} top boxes")
     s = cfg.px_per_mm
@@ -831,7 +684,8 @@ def read_sigil(image: np.ndarray, layout: Any,
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     other_ids = {k: v for k, v in marker_ids_of(others).items()
                  if k not in {m.id for m in geom.markers}}
-    pose, which, notes = _find_pose(image, gray, geom, refs, cfg, other_ids)
+    pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
+                                   other_ids)
     ref = refs[which]
     corners = pose.corners
     sides = [float(np.hypot(*(corners[(k + 1) % 4] - corners[k]))) for k in range(4)]

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibration.geometry import card_geometry
 from companion.cli import main
 from companion.commands.cards import write_sigil_set
 from companion.doomcat.layouts import load_layout
@@ -25,6 +24,7 @@ from vision.render.sigil import (
     render_photo,
     sample_conditions,
 )
+from vision.sigil.geometry import card_geometry
 
 STATE = SigilState.of("A", lines=[(0, 4)], crossed=[7],
                       top=[TopBox(3), TopBox(3, True), None, None, None, None, None])
@@ -38,7 +38,7 @@ def _darkness(img: np.ndarray, pt_mm, ppm: float, r_mm: float = 0.8) -> float:
 
 
 def _free_pair(geom, state):
-    for a, b in geom.pairs():
+    for a, b in geom.pairs:
         if (a, b) not in state.lines and not ({a, b} & {c for p in state.lines for c in p}) \
                 and not ({a, b} & set(state.crossed)):
             return a, b

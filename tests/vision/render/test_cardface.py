@@ -7,7 +7,9 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.cardface import (
+from companion.doomcat.layouts import load_layout
+from companion.errors import BadInput
+from vision.render.cardface import (
     band_mask,
     card_face,
     decoration_items,
@@ -15,9 +17,7 @@ from calibration.cardface import (
     marker_bits,
     rasterize,
 )
-from calibration.geometry import card_geometry
-from companion.doomcat.layouts import load_layout
-from companion.errors import BadInput
+from vision.sigil.geometry import card_geometry
 
 FIXTURE = Path(__file__).with_name("layout_t.json")
 LETTERS = ["A", "B", "C", "D"]
@@ -65,7 +65,7 @@ def test_printed_decoration_stays_out_of_every_candle_band(letter, design):
 def test_band_mask_covers_chords_and_candles():
     geom = card_geometry(load_layout("B"))
     mask = band_mask(geom, 2.0, margin_mm=1.0)
-    for a, b in geom.pairs()[:10]:
+    for a, b in geom.pairs[:10]:
         mid = (np.array(geom.candles[a].center) + geom.candles[b].center) / 2 * 2.0
         assert mask[round(mid[1]), round(mid[0])] == 255
     assert mask[1, 1] == 0

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibration.geometry import card_geometry, segment_distance
 from companion.doomcat.layouts import load_layout
+from vision.sigil.geometry import card_geometry, segment_distance
 
 GEOMS = {L: card_geometry(load_layout(L)) for L in "ABCD"}
 

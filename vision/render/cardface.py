@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from calibration.geometry import CardGeometry, card_geometry
+from vision.sigil.geometry import CardGeometry, card_geometry
 
 __all__ = ["ART_STYLES", "CardFace", "Disc", "Poly", "Text", "band_mask", "card_face",
            "decoration_items", "face_items", "marker_bits", "rasterize"]
@@ -157,7 +157,7 @@ def band_mask(geom: CardGeometry, px_per_mm: float, margin_mm: float = 3.0) -> n
     mask = np.zeros((h, w), np.uint8)
     pts = geom.centers() * px_per_mm
     thick = max(1, round(2 * margin_mm * px_per_mm))
-    for a, b in geom.pairs():
+    for a, b in geom.pairs:
         cv2.line(mask, tuple(np.round(pts[a]).astype(int)), tuple(np.round(pts[b]).astype(int)),
                  255, thick)
     for c, p in zip(geom.candles, pts, strict=True):
@@ -186,7 +186,7 @@ def face_items(layout: Any, art: str = "companion", design: int = 0) -> list[Ite
     Parameters
     ----------
     layout
-        A layout in any form :func:`calibration.geometry.card_geometry` accepts.
+        A layout in any form :func:`vision.sigil.geometry.card_geometry` accepts.
     art
         ``"companion"`` or ``"printed"``.
     design

@@ -1,0 +1,834 @@
+"""Finding a sigil card in a photo: its pose, a homography from card millimetres to pixels.
+
+One module for both users: the sigil reader (:func:`find_pose`, which has blank-card references
+to check against) and card registration (:func:`find_card`, which makes that reference from a
+photo of a blank card and so has only the layout to check against).
+
+Two ways to find a card:
+
+- fiducial markers (ArUco, ``cv2.aruco``) at known places on companion cards, searched at half
+  resolution first; markers whose ids belong to another layout mean the wrong layout was given
+  (:class:`WrongLayout`);
+- the card's outline for cards without markers: convex quadrilaterals whose sides have a
+  card-like ratio (from several binary masks of the photo; when a hand breaks the outline, the
+  four longest straight runs of it), their sides refitted as straight lines (rounded corners),
+  and the orientation (which corner is the top-left) chosen by matching the printed artwork:
+  the blank card's reference image (correlation, then ECC image alignment) for the reader, the
+  layout's printed boxes and candles for registration. A poor best match raises
+  :class:`NoCard`: never a made-up pose.
+
+Convention: card geometry in mm, origin at the card's top-left corner, x right, y down; image
+points ``(x, y)`` pixels, origin top-left; corners are listed TL, TR, BR, BL of the card as
+printed; a homography maps card mm to image px: ``[u, v, w]^T = H [x_mm, y_mm, 1]^T``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.errors import BadInput
+from vision.imageio import as_bgr
+from vision.sigil.geometry import CardGeometry, card_corners_mm, card_geometry, project
+
+__all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "detect_markers", "find_by_markers",
+           "find_card", "find_pose", "homographies_for_quad", "layout_match", "marker_ids_of",
+           "outline_quads", "rectify", "rectify_card"]
+
+
+class NoCard(BadInput):
+    """No card of the expected shape (and printed artwork) is in view."""
+
+
+class WrongLayout(BadInput):
+    """The card in view carries the markers of another layout."""
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Where the card is: ``homography`` maps card mm to image px; ``method`` is "markers",
+    "outline" or "markers+outline"; ``markers`` the ids seen; ``corners`` the card's corners in
+    the image (TL, TR, BR, BL), shape (4, 2)."""
+
+    homography: np.ndarray
+    method: str
+    markers: tuple[int, ...]
+    corners: np.ndarray
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, "markers": list(self.markers),
+                "homography": [[round(float(v), 6) for v in row] for row in self.homography],
+                "corners": [[round(float(v), 1) for v in p] for p in self.corners]}
+
+
+@dataclass(frozen=True)
+class PoseConfig:
+    """Thresholds of the reader's card finding. Match scores are correlations (-1..1) of the
+    light-normalised photo with the blank card, both rectified at 2 px/mm."""
+
+    min_match: float = 0.2          # below: NoCard
+    refine_candidates: int = 2      # best-scoring outline poses refined by ECC
+    good_match: float = 0.55        # a first candidate this good needs no rival
+
+
+def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
+             ) -> Pose:
+    return Pose(h, method, markers, project(h, card_corners_mm(geom)).astype(np.float32))
+
+
+# ------------------------------------------------------------------------------------ markers
+
+_DETECTORS: dict[str, Any] = {}
+
+
+def _detector(dictionary: str) -> Any:
+    det = _DETECTORS.get(dictionary)
+    if det is None:
+        d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+        params = cv2.aruco.DetectorParameters()
+        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        # two adaptive-threshold passes instead of three (speed); markers are large and crisp
+        params.adaptiveThreshWinSizeMin = 5
+        params.adaptiveThreshWinSizeMax = 15
+        params.adaptiveThreshWinSizeStep = 10
+        det = cv2.aruco.ArucoDetector(d, params)
+        _DETECTORS[dictionary] = det
+    return det
+
+
+def detect_markers(gray: np.ndarray, dictionary: str) -> dict[int, np.ndarray]:
+    """ArUco markers in a grey image: id -> (4, 2) corners in px. Tries half resolution first
+    (fast) and full resolution when fewer than 3 markers are found."""
+    det = _detector(dictionary)
+    found: dict[int, np.ndarray] = {}
+    h, w = gray.shape
+    if max(h, w) > 900:
+        small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+        corners, ids, _ = det.detectMarkers(small)
+        if ids is not None:
+            for c, i in zip(corners, ids.ravel(), strict=True):
+                found[int(i)] = c.reshape(4, 2) * 2.0 + 0.5
+        if len(found) >= 3:
+            # refine the corners at full resolution
+            pts = np.concatenate(list(found.values())).reshape(-1, 1, 2).astype(np.float32)
+            crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.05)
+            cv2.cornerSubPix(gray, pts, (3, 3), (-1, -1), crit)
+            pts = pts.reshape(-1, 4, 2)
+            return {k: pts[n] for n, k in enumerate(found)}
+    corners, ids, _ = det.detectMarkers(gray)
+    if ids is not None:
+        for c, i in zip(corners, ids.ravel(), strict=True):
+            found[int(i)] = c.reshape(4, 2)
+    return found
+
+
+def _markers_in_view(gray: np.ndarray, geom: CardGeometry, other_ids: Mapping[int, str] | None,
+                     ) -> dict[int, np.ndarray]:
+    """The layout's markers seen (id -> corners px); raises :class:`WrongLayout` when fewer
+    than 2 of them but some of another layout are seen."""
+    if not geom.markers:
+        return {}
+    found = detect_markers(gray, geom.marker_dictionary)
+    mine = {m.id for m in geom.markers}
+    seen = {i: c for i, c in found.items() if i in mine}
+    if other_ids:
+        foreign = sorted({other_ids[i] for i in found if i not in mine and i in other_ids})
+        if foreign and len(seen) < 2:
+            raise WrongLayout(f"the card in view carries the markers of layout "
+                              f"{', '.join(foreign)}, not {geom.name}")
+    return seen
+
+
+def _marker_homography(seen: Mapping[int, np.ndarray], geom: CardGeometry) -> np.ndarray | None:
+    mine = {m.id: m for m in geom.markers}
+    src = np.concatenate([mine[i].corners() for i in seen]).astype(np.float32)
+    dst = np.concatenate([seen[i] for i in seen]).astype(np.float32)
+    h, _inl = cv2.findHomography(src, dst, cv2.RANSAC if len(seen) >= 2 else 0, 3.0)
+    return h
+
+
+def find_by_markers(gray: np.ndarray, geom: CardGeometry,
+                    other_ids: Mapping[int, str] | None = None) -> Pose | None:
+    """The pose from the layout's markers, or ``None`` when fewer than 2 of them are seen.
+
+    Raises :class:`WrongLayout` when the markers in view belong to another layout
+    (``other_ids`` maps marker ids to the names of the layouts that print them).
+    """
+    seen = _markers_in_view(gray, geom, other_ids)
+    if len(seen) < 2:
+        return None
+    h = _marker_homography(seen, geom)
+    if h is None:
+        return None
+    return _pose_of(h, geom, "markers", tuple(sorted(seen)))
+
+
+def marker_ids_of(layouts: Iterable[Any]) -> dict[int, str]:
+    """Marker id -> layout name over several layouts (for :class:`WrongLayout`)."""
+    out: dict[int, str] = {}
+    for lay in layouts:
+        g = card_geometry(lay)
+        for m in g.markers:
+            out.setdefault(m.id, g.name)
+    return out
+
+
+# ------------------------------------------------------------------------------ outline: lines
+
+Line = tuple[np.ndarray, np.ndarray]   # a point and a unit direction
+
+
+def _cross(l1: Line, l2: Line) -> np.ndarray | None:
+    (p1, d1), (p2, d2) = l1, l2
+    a = np.array([d1, -d2], np.float64).T
+    if abs(np.linalg.det(a)) < 1e-9:
+        return None
+    s = np.linalg.solve(a, np.asarray(p2, np.float64) - p1)
+    return np.asarray(p1, np.float64) + s[0] * np.asarray(d1, np.float64)
+
+
+def _intersect_lines(lines: Sequence[Line]) -> np.ndarray | None:
+    """Corner k of a quadrilateral whose side k runs along ``lines[k]``: the crossing of sides
+    k-1 and k; None when two neighbouring sides are parallel."""
+    out = []
+    for i in range(4):
+        p = _cross(lines[i - 1], lines[i])
+        if p is None:
+            return None
+        out.append(p)
+    return np.array(out)
+
+
+def _fit_line(pts: np.ndarray) -> Line:
+    vx, vy, x0, y0 = cv2.fitLine(np.asarray(pts, np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                 0.01).ravel()
+    return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+
+
+def _side_points(pts: np.ndarray, p: np.ndarray, q: np.ndarray, lo: float,
+                 ) -> np.ndarray | None:
+    """The contour points along the middle of side p-q (not near its ends), or None."""
+    d = q - p
+    length = float(np.hypot(*d))
+    if length < 1:
+        return None
+    u = d / length
+    rel = pts - p
+    t = rel @ u
+    dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+    sel = pts[(t > lo * length) & (t < (1 - lo) * length) & (dist < max(3.0, 0.03 * length))]
+    return sel if len(sel) >= 5 else None
+
+
+def _refine_quad(contour: np.ndarray, quad: np.ndarray, lo: float = 0.12,
+                 max_move: float | None = None) -> np.ndarray:
+    """Refit the 4 sides of a quadrilateral as straight lines through the contour's points
+    (ignoring points near the corners, so that rounded corners do not pull them). Returns
+    ``quad`` unchanged when a side has too few points or a corner moves more than
+    ``max_move`` px (default: a tenth of the perimeter)."""
+    pts = contour.reshape(-1, 2).astype(np.float64)
+    quad = np.asarray(quad, np.float64)
+    lines = []
+    for k in range(4):
+        sel = _side_points(pts, quad[k], quad[(k + 1) % 4], lo)
+        if sel is None:
+            return quad
+        lines.append(_fit_line(sel))
+    out = _intersect_lines(lines)
+    if max_move is None:
+        max_move = 0.1 * cv2.arcLength(quad.reshape(-1, 1, 2).astype(np.float32), True)
+    if out is None or np.linalg.norm(out - quad, axis=1).max() > max_move:
+        return quad
+    return out
+
+
+def _long_sides_quad(poly: np.ndarray) -> np.ndarray | None:
+    """A quadrilateral from the four longest sides of a convex polygon (nearly collinear
+    neighbouring sides merged first), or None."""
+    n = len(poly)
+    if not 5 <= n <= 12:
+        return None
+    edges = [(poly[k].astype(np.float64), poly[(k + 1) % n].astype(np.float64)) for k in range(n)]
+    merged: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def cos(d0: np.ndarray, d1: np.ndarray) -> float:
+        return float(d0 @ d1 / max(np.linalg.norm(d0) * np.linalg.norm(d1), 1e-9))
+
+    for p, q in edges:
+        if merged and cos(merged[-1][1] - merged[-1][0], q - p) > 0.99:
+            merged[-1] = (merged[-1][0], q)
+            continue
+        merged.append((p, q))
+    if len(merged) > 1:
+        p0, q0 = merged[0]
+        p1, q1 = merged[-1]
+        if cos(q0 - p0, q1 - p1) > 0.99:
+            merged[0] = (p1, q0)
+            merged.pop()
+    if len(merged) < 4:
+        return None
+    lengths = [float(np.linalg.norm(q - p)) for p, q in merged]
+    keep = sorted(np.argsort(lengths)[-4:])
+    lines = []
+    for k in keep:
+        p, q = merged[k]
+        lines.append((p, (q - p) / max(float(np.linalg.norm(q - p)), 1e-9)))
+    out = _intersect_lines(lines)
+    if out is None:
+        return None
+    quad = out.astype(np.float32)
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
+        return None
+    return quad
+
+
+def _sides(quad: np.ndarray) -> list[float]:
+    return [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
+
+
+def _ratio(quad: np.ndarray) -> float:
+    """Long over short of the mean opposite sides."""
+    s = _sides(quad)
+    a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
+    return max(a, b) / max(min(a, b), 1e-6)
+
+
+def _clockwise_from_top(q: np.ndarray) -> np.ndarray:
+    centre = q.mean(axis=0)
+    ang = np.arctan2(q[:, 1] - centre[1], q[:, 0] - centre[0])
+    q = q[np.argsort(ang)]             # clockwise in image coordinates (y down)
+    return np.roll(q, -int(np.argmin(q[:, 1])), axis=0)
+
+
+# ------------------------------------------------------------------------- outline: the reader
+
+def _masks(small: np.ndarray) -> list[np.ndarray]:
+    """Binary images in which a card may stand out as one blob or one closed outline."""
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    blur = cv2.GaussianBlur(gray, (5, 5), 0)
+    out = []
+    _, otsu = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    out.append(otsu)
+    # bright and colourless (the card) against coloured backgrounds
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    pale = (hsv[..., 2].astype(np.float32) * (1.0 - hsv[..., 1].astype(np.float32) / 255.0))
+    pale = cv2.GaussianBlur(pale.astype(np.uint8), (5, 5), 0)
+    _, p2 = cv2.threshold(pale, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    out.append(p2)
+    k = np.ones((5, 5), np.uint8)
+    out.append(cv2.morphologyEx(p2, cv2.MORPH_OPEN, k))
+    edges = cv2.Canny(blur, 40, 120)
+    out.append(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
+    return out
+
+
+def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
+                  max_area: float = 0.9, limit: int = 5) -> list[np.ndarray]:
+    """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
+    starting at the top-most corner, largest first, convex, not the frame of the image, whose
+    long/short side ratio fits the card seen at up to ~55 degrees off the normal.
+    ``min_area`` and ``max_area`` bound their share of the image. Works on a copy at most 640 px
+    wide (speed); the orientation is left to the caller."""
+    h, w = image.shape[:2]
+    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+        if scale != 1.0 else image
+    sh, sw = small.shape[:2]
+    ratio_card = max(geom.size_mm) / min(geom.size_mm)
+    area_img = sh * sw
+    cands: list[tuple[float, Any]] = []
+    for m in _masks(small):
+        contours, _ = cv2.findContours(m, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+        for c in contours:
+            area = cv2.contourArea(c)
+            if not min_area * area_img <= area <= max_area * area_img:
+                continue
+            hull = cv2.convexHull(c)
+            peri = cv2.arcLength(hull, True)
+            quad = None
+            for eps in (0.02, 0.035, 0.05):
+                approx = cv2.approxPolyDP(hull, eps * peri, True)
+                if len(approx) == 4:
+                    quad = approx.reshape(4, 2).astype(np.float32)
+                    break
+            if quad is None:
+                # something over an edge (a hand) adds corners: the card's sides are still the
+                # four longest straight runs of the outline
+                quad = _long_sides_quad(cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2))
+                if quad is None:
+                    continue
+                if not min_area * area_img <= cv2.contourArea(quad) <= max_area * area_img:
+                    continue
+                if _ratio(quad) > ratio_card * 1.9:
+                    continue
+                cands.append((cv2.contourArea(quad) * 0.9, quad))
+                continue
+            if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
+                continue
+            if cv2.contourArea(quad) < 0.85 * cv2.contourArea(hull):
+                continue
+            on_edge = ((quad[:, 0] < 3) | (quad[:, 0] > sw - 4) | (quad[:, 1] < 3)
+                       | (quad[:, 1] > sh - 4)).sum()
+            if on_edge >= 2:
+                continue
+            if not _ratio(quad) <= ratio_card * 1.9:
+                continue
+            cands.append((cv2.contourArea(quad), (c, quad)))
+    cands.sort(key=lambda x: -x[0])
+    # refine the sides of the largest few only (the others are not looked at)
+    refined = [(_refine_quad(*cq) if isinstance(cq, tuple) else cq) / scale
+               for _, cq in cands[:3 * limit]]
+    out: list[np.ndarray] = []
+    for q in refined:
+        q = _clockwise_from_top(np.asarray(q, np.float32))
+        if not any(np.abs(q - o).max() < 8 for o in out):
+            out.append(q)
+    return out[:limit]
+
+
+def homographies_for_quad(quad: np.ndarray, geom: CardGeometry) -> list[np.ndarray]:
+    """The 4 ways to lay the card's corners (mm) on a quadrilateral (px): one per rotation."""
+    src = card_corners_mm(geom)
+    return [cv2.getPerspectiveTransform(src, np.roll(quad, k, axis=0).astype(np.float32))
+            for k in range(4)]
+
+
+# ------------------------------------------------------------------- outline: registration
+
+def _grow(quad: np.ndarray, edges: np.ndarray, reach: float = 0.06) -> np.ndarray:
+    """Move each side outwards onto the outermost parallel edge within ``reach`` of the short
+    side (a printed frame inside the card's edge can look like the card's outline)."""
+    h, w = edges.shape
+    center = quad.mean(0)
+    sides = _sides(quad)
+    maxd = max(2, int(reach * min(sides)))
+    t = np.linspace(0.2, 0.8, 48)[:, None]
+    lines = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        u = (q - p) / max(sides[i], 1e-9)
+        n = np.array([-u[1], u[0]])
+        if np.dot(n, (p + q) / 2 - center) < 0:
+            n = -n
+        base = p + t * (q - p)
+        best = 0
+        for d in range(2, maxd + 1):
+            pts = np.round(base + n * d).astype(int)
+            inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+            if inside.mean() < 0.9:
+                break
+            pts = pts[inside]
+            if (edges[pts[:, 1], pts[:, 0]] > 0).mean() >= 0.5:
+                best = d
+        lines.append((p + n * best, u))
+    grown = _intersect_lines(lines)
+    return quad if grown is None else grown
+
+
+def _snap(quad: np.ndarray, image: np.ndarray, reach: float = 0.02) -> np.ndarray:
+    """Sub-pixel sides: along profiles across each side, the outermost strong step in colour
+    (the card's edge against the table), a robust line through those points. ``image`` is
+    float32, grey or BGR."""
+    sides = _sides(quad)
+    r = max(4.0, reach * min(sides))
+    steps = np.arange(-r, r + 0.25, 0.5, dtype=np.float32)
+    center = quad.mean(0)
+    lines = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        u = (q - p) / max(sides[i], 1e-9)
+        n = np.array([-u[1], u[0]])
+        if np.dot(n, (p + q) / 2 - center) < 0:
+            n = -n
+        base = p + np.linspace(0.12, 0.88, 60)[:, None] * (q - p)
+        xs = (base[:, 0:1] + n[0] * steps[None, :]).astype(np.float32)
+        ys = (base[:, 1:2] + n[1] * steps[None, :]).astype(np.float32)
+        prof = cv2.remap(image, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        grad = np.abs(np.gradient(prof, axis=1))
+        if grad.ndim == 3:
+            grad = grad.sum(axis=2)
+        pts = []
+        for k in range(len(base)):
+            g = grad[k]
+            top = float(g.max())
+            if top < 4.0:
+                continue
+            strong = np.nonzero(g >= 0.5 * top)[0]
+            j = int(strong[-1])
+            while j + 1 < len(g) and g[j + 1] > g[j]:
+                j += 1
+            while j > 0 and g[j - 1] > g[j]:
+                j -= 1
+            off = 0.0
+            if 0 < j < len(g) - 1:
+                den = g[j - 1] - 2 * g[j] + g[j + 1]
+                off = 0.0 if den == 0 else 0.5 * (g[j - 1] - g[j + 1]) / den
+            pts.append(base[k] + n * (steps[j] + 0.5 * off))
+        if len(pts) < 12:
+            return quad
+        lines.append(_fit_line(np.array(pts)))
+    out = _intersect_lines(lines)
+    if out is None or np.abs(out - quad).max() > 2 * r:
+        return quad
+    return out
+
+
+def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
+    sides = _sides(quad)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    if min(a, b) < 1:
+        return False
+    ratio = min(a, b) / max(a, b)
+    want = min(aspect, 1 / aspect)
+    return abs(ratio - want) <= tolerance * want
+
+
+def _order_clockwise(quad: np.ndarray) -> np.ndarray:
+    c = quad.mean(0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    q = quad[np.argsort(ang)]          # clockwise in image coordinates (y down)
+    return np.roll(q, -int(np.argmin(q.sum(1))), 0)
+
+
+def edge_quads(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
+               min_area: float = 0.02, limit: int = 6) -> list[np.ndarray]:
+    """Convex quadrilaterals with a card-like aspect ratio, largest first, for a card held
+    flat and whole in view (registration).
+
+    Each is 4 corners (clockwise from the top-left-most, image pixels), its sides refitted as
+    lines and moved out onto the outermost parallel edge, then to sub-pixel colour steps.
+    ``aspect`` is width/height of the card; ``tolerance`` the relative slack allowed on the
+    ratio of the side lengths (perspective changes it); ``min_area`` the smallest share of the
+    image the card may cover.
+    """
+    h, w = image.shape[:2]
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    grey = cv2.GaussianBlur(grey, (5, 5), 0)
+    # Edges in each colour channel: a blue frame on a grey table differs in hue, not in grey.
+    thin = np.zeros_like(grey)
+    for channel in cv2.split(cv2.GaussianBlur(image, (5, 5), 0)):
+        med = float(np.median(channel))
+        thin |= cv2.Canny(channel, max(10, 0.5 * med), min(255, 1.2 * med + 30))
+    edges = cv2.dilate(thin, np.ones((3, 3), np.uint8))
+    _, otsu = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    found: list[tuple[float, np.ndarray]] = []
+    for binary in (edges, otsu, cv2.bitwise_not(otsu)):
+        contours, _ = cv2.findContours(binary, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+        for cnt in contours:
+            area = cv2.contourArea(cnt)
+            if area < min_area * h * w:
+                continue
+            hull = cv2.convexHull(cnt)
+            peri = cv2.arcLength(hull, True)
+            for eps in (0.01, 0.02, 0.03, 0.05):
+                approx = cv2.approxPolyDP(hull, eps * peri, True)
+                if len(approx) == 4:
+                    break
+            if len(approx) != 4 or not cv2.isContourConvex(approx):
+                continue
+            quad = _order_clockwise(approx.reshape(4, 2).astype(np.float64))
+            # A card wholly in view: no corner on the image's border (that is the frame).
+            if (quad.min() < 2 or np.any(quad[:, 0] > w - 3) or np.any(quad[:, 1] > h - 3)):
+                continue
+            # The contour must hug the quad (a card, not a random blob).
+            if cv2.contourArea(hull) < 0.9 * cv2.contourArea(quad.astype(np.float32)):
+                continue
+            if not _aspect_ok(quad, aspect, tolerance):
+                continue
+            contour = hull if binary is not edges else cnt
+            found.append((area, _refine_quad(contour, quad, 0.15,
+                                             0.1 * float(np.linalg.norm(quad[2] - quad[0])))))
+    found.sort(key=lambda f: -f[0])
+    wide = cv2.dilate(thin, np.ones((5, 5), np.uint8))
+    fine = cv2.GaussianBlur(image, (0, 0), 1.0).astype(np.float32)
+    out: list[np.ndarray] = []
+    for _, quad in found:
+        grown = _snap(_grow(quad, wide), fine)
+        if all(np.abs(grown - q).max() > 4 for q in out):
+            out.append(grown)
+        if len(out) >= limit:
+            break
+    return out
+
+
+# ------------------------------------------------------------ checking a pose with the layout
+
+def _layout_edges(image: np.ndarray, geom: CardGeometry, hom: np.ndarray, ppm: float,
+                  ) -> np.ndarray:
+    size = (round(geom.width * ppm), round(geom.height * ppm))
+    rect = cv2.warpPerspective(image, np.linalg.inv(hom @ np.diag([1 / ppm, 1 / ppm, 1])),
+                               size, flags=cv2.INTER_LINEAR)
+    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    return cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1))
+
+
+def _edge_score(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float:
+    """How strongly the layout's printed outlines (boxes, candles) show under ``hom``."""
+    ppm = 4.0
+    mag = _layout_edges(image, geom, hom, ppm)
+    mask = np.zeros(mag.shape, np.uint8)
+    for x0, y0, x1, y1 in (*geom.top_boxes, *geom.score_boxes):
+        cv2.rectangle(mask, (round(x0 * ppm), round(y0 * ppm)), (round(x1 * ppm), round(y1 * ppm)),
+                      1, 2)
+    for c in geom.candles:
+        cv2.circle(mask, (round(c.center[0] * ppm), round(c.center[1] * ppm)),
+                   round(c.radius * ppm), 1, 2)
+    on = mag[mask > 0].mean() if mask.any() else 0.0
+    return float(on / (mag.mean() + 1e-6))
+
+
+def layout_match(image: np.ndarray, geom: CardGeometry, hom: np.ndarray) -> float:
+    """How well the layout fits the card in view: the mean edge strength on the candle discs
+    (where every card prints something: an outline, a number, a candle) over that in the free
+    space around them. About 10 or more when the layout is right, about 1 when the candles are
+    elsewhere (a wrong layout file, or positions off by several millimetres)."""
+    ppm = 4.0
+    mag = _layout_edges(image, geom, hom, ppm)
+    on = np.zeros(mag.shape, np.uint8)
+    around = np.zeros(mag.shape, np.uint8)
+    centers = [(round(c.center[0] * ppm), round(c.center[1] * ppm)) for c in geom.candles]
+    for c, ctr in zip(geom.candles, centers, strict=True):
+        cv2.circle(around, ctr, round((c.radius + 3.5) * ppm), 1, -1)
+    for c, ctr in zip(geom.candles, centers, strict=True):
+        cv2.circle(around, ctr, round((c.radius + 1.5) * ppm), 0, -1)
+        cv2.circle(on, ctr, round((c.radius + 0.5) * ppm), 1, -1)
+    if not on.any() or not around.any():
+        return 0.0
+    return float(mag[on > 0].mean() / (mag[around > 0].mean() + 1e-6))
+
+
+# --------------------------------------------------------- checking a pose with a reference
+
+def rectify(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The card straightened at ``s`` px/mm (pixel ``(i, j)`` at card mm ``(j / s, i / s)``)
+    and a bool map of the pixels that lie inside the photo."""
+    w, hh = geom.size_mm
+    size = (round(w * s), round(hh * s))
+    m = h @ np.diag([1.0 / s, 1.0 / s, 1.0])
+    rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    # the photo's frame seen from the card (pixels outside it are not in the photo)
+    ih, iw = image.shape[:2]
+    frame = np.array([[0, 0], [iw - 1, 0], [iw - 1, ih - 1], [0, ih - 1]], np.float64)
+    inv = np.linalg.inv(m)
+    pts = cv2.perspectiveTransform(frame.reshape(-1, 1, 2), inv).reshape(-1, 2)
+    valid = np.zeros((size[1], size[0]), np.uint8)
+    if np.all(np.isfinite(pts)) and np.abs(pts).max() < 1e6:
+        cv2.fillConvexPoly(valid, np.round(pts).astype(np.int32), 1)
+    else:  # the horizon crosses the card: fall back to warping
+        ones = np.full((ih, iw), 1, np.uint8)
+        valid = cv2.warpPerspective(ones, m, size, flags=cv2.INTER_NEAREST
+                                    | cv2.WARP_INVERSE_MAP, borderValue=0)
+    return rect, valid.astype(bool)
+
+
+def rectify_card(image: np.ndarray, pose: Pose, geom: CardGeometry, px_per_mm: float = 8.0,
+                 ) -> np.ndarray:
+    """The card straightened for keeping (a registered reference): ``round(h*ppm) x
+    round(w*ppm)`` BGR, cubic interpolation, origin at the card's TL."""
+    size = (round(geom.width * px_per_mm), round(geom.height * px_per_mm))
+    m = np.linalg.inv(pose.homography @ np.diag([1 / px_per_mm, 1 / px_per_mm, 1.0]))
+    return cv2.warpPerspective(image, m, size, flags=cv2.INTER_CUBIC,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+MATCH_PPM = 2.0
+ECC_PPM = 1.5
+
+
+def _normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float) -> np.ndarray:
+    """The photo rectified at ``s`` px/mm, grey, divided by a coarse estimate of the bare
+    card's brightness (shade and uneven light cancel)."""
+    rect, _ = rectify(image, h, geom, s)
+    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    small = cv2.resize(g, (max(2, g.shape[1] // 4), max(2, g.shape[0] // 4)),
+                       interpolation=cv2.INTER_AREA)
+    paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), (g.shape[1], g.shape[0]))
+    return g / np.maximum(paper, 1.0)
+
+
+def _match_image(image: np.ndarray, h: np.ndarray, geom: CardGeometry) -> np.ndarray:
+    """The photo rectified at MATCH_PPM, light-normalised, zero-mean (for correlation)."""
+    return _zero_mean(_normalised(image, h, geom, MATCH_PPM))
+
+
+def _zero_mean(g: np.ndarray) -> np.ndarray:
+    b = 6
+    g = cv2.blur(g[b:-b, b:-b], (3, 3))
+    g = g - g.mean()
+    return g / max(float(np.sqrt((g * g).sum())), 1e-6)
+
+
+_REF_CACHE: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> np.ndarray:
+    """A reference (grey, light-normalised, whole card) resized to ``s`` px/mm, cached by the
+    array's identity (kept alive in the cache)."""
+    key = (id(ref), geom.size_mm, s, zero_mean)
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]
+    size = (round(geom.width * s), round(geom.height * s))
+    out = cv2.resize(ref, size, interpolation=cv2.INTER_AREA)
+    if zero_mean:
+        out = _zero_mean(out)
+    if len(_REF_CACHE) > 64:
+        _REF_CACHE.clear()
+    _REF_CACHE[key] = (ref, out)
+    return out
+
+
+def _score(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray) -> float:
+    return float((_match_image(image, h, geom) * _ref_at(ref, geom, MATCH_PPM, True)).sum())
+
+
+def _refine_ecc(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+                ) -> np.ndarray | None:
+    """Refine a homography by aligning the photo with the blank card (ECC): a quad found a
+    few mm off (rounded corners, a printed frame, an inner panel) snaps onto the artwork."""
+    s = ECC_PPM
+    g = _normalised(image, h, geom, s)
+    r = _ref_at(ref, geom, s, False)
+    warp = np.eye(3, dtype=np.float32)
+    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 25, 1e-3)
+    try:
+        _, warp = cv2.findTransformECC(r, g, warp, cv2.MOTION_HOMOGRAPHY, crit, None, 3)
+    except cv2.error:
+        return None
+    sc = np.diag([s, s, 1.0])
+    return h @ np.linalg.inv(sc) @ warp.astype(np.float64) @ sc
+
+
+# ------------------------------------------------------------------------------ finding
+
+def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
+              refs: Sequence[np.ndarray], config: PoseConfig | None = None,
+              others: Mapping[int, str] | None = None) -> tuple[Pose, int, list[str]]:
+    """The card's pose in a photo for the reader, the index of the reference that fits it, and
+    notes.
+
+    Parameters
+    ----------
+    image, gray
+        The photo, BGR uint8, and its grey version.
+    geom
+        The layout's geometry.
+    refs
+        Blank-card references: grey float32 images of the whole card (any resolution),
+        light-normalised (the bare card about 1). At least one.
+    config
+        Thresholds (:class:`PoseConfig`).
+    others
+        Marker id -> name of other layouts (their markers in view raise :class:`WrongLayout`).
+
+    Raises
+    ------
+    NoCard
+        No markers and no outline whose rectified image matches a reference well enough.
+    WrongLayout
+        Another layout's markers and not this one's.
+    """
+    cfg = config or PoseConfig()
+    notes: list[str] = []
+    pose = find_by_markers(gray, geom, others)
+    if pose is not None:
+        if len(refs) == 1:
+            return pose, 0, notes
+        g = _match_image(image, pose.homography, geom)
+        scores = [float((g * _ref_at(r, geom, MATCH_PPM, True)).sum()) for r in refs]
+        return pose, int(np.argmax(scores)), notes
+    if geom.markers:
+        notes.append("markers not found: card found by its outline")
+    scored: list[tuple[float, np.ndarray, int]] = []
+    for quad in outline_quads(image, geom):
+        sides = _sides(quad)
+        even, odd = sides[0] + sides[2], sides[1] + sides[3]
+        hs = homographies_for_quad(quad, geom)
+        # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
+        # perspective makes them about equal: then try all four
+        if even < 0.87 * odd:
+            cand = [0, 2]
+        elif odd < 0.87 * even:
+            cand = [1, 3]
+        else:
+            cand = [0, 1, 2, 3]
+        for k in cand:
+            g = _match_image(image, hs[k], geom)
+            for i, r in enumerate(refs):
+                scored.append((float((g * _ref_at(r, geom, MATCH_PPM, True)).sum()), hs[k], i))
+    if not scored:
+        raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
+    scored.sort(key=lambda x: -x[0])
+    best: tuple[float, np.ndarray, int] | None = None
+    for n, (score, h0, i) in enumerate(scored[:cfg.refine_candidates]):
+        if n and best is not None and best[0] >= cfg.good_match:
+            break  # the first candidate is clearly the card: no need to look further
+        h1 = _refine_ecc(image, h0, geom, refs[i])
+        if h1 is not None:
+            s1 = _score(image, h1, geom, refs[i])
+            if s1 > score:
+                score, h0 = s1, h1
+        if best is None or score > best[0]:
+            best = (score, h0, i)
+    assert best is not None
+    if best[0] < cfg.min_match:
+        raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
+                     f"{best[0]:.2f} < {cfg.min_match}): wrong layout, or no card")
+    return _pose_of(best[1], geom, "outline"), best[2], notes
+
+
+def find_card(image: np.ndarray, layout: Any) -> Pose:
+    """Find a card held flat and whole in view, without a reference (registration): by its
+    markers when the layout has them and at least two are seen; with one marker, the outline
+    that agrees with it; else by its outline, the orientation where the layout's printed boxes
+    and candle outlines show strongest.
+
+    Raises
+    ------
+    NoCard
+        When neither way finds the card.
+    """
+    geom = card_geometry(layout)
+    image = as_bgr(image)
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    seen = _markers_in_view(gray, geom, None)
+    if len(seen) >= 2:
+        h = _marker_homography(seen, geom)
+        if h is not None:
+            return _pose_of(h, geom, "markers", tuple(sorted(seen)))
+    card = card_corners_mm(geom)
+    quads = edge_quads(image, geom.aspect)
+    if len(seen) == 1:
+        # One marker fixes the card only roughly: take the outline that agrees with it.
+        h = _marker_homography(seen, geom)
+        if h is not None:
+            rough = project(h, card)
+            tol = 0.06 * float(np.linalg.norm(rough[2] - rough[0]))
+            for quad in quads:
+                for s in range(4):
+                    q = np.roll(quad, -s, 0)
+                    if np.abs(q - rough).max() < tol:
+                        hom = cv2.getPerspectiveTransform(card, q.astype(np.float32))
+                        return Pose(hom, "markers+outline", tuple(seen), q.astype(np.float32))
+    found = []
+    w, h_mm = geom.size_mm
+    for quad in quads:
+        sides = _sides(quad)
+        portrait_img = (sides[1] + sides[3]) >= (sides[0] + sides[2])
+        # Start from a corner such that the image quad's long sides map to the card's long sides.
+        starts = [0, 2] if portrait_img == (h_mm >= w) else [1, 3]
+        for s in starts:
+            q = np.roll(quad, -s, 0).astype(np.float32)
+            hom = cv2.getPerspectiveTransform(card, q)
+            found.append((_edge_score(image, geom, hom), hom, q))
+    if not found:
+        raise NoCard("no card found: no marker of the layout and no card-shaped outline "
+                     f"(a {geom.width:g}x{geom.height:g} mm card, held flat, whole in view)")
+    _, hom, q = max(found, key=lambda f: f[0])
+    return Pose(hom, "outline", (), q)
