@@ -10,6 +10,8 @@ Python API (the dashboard and the simulator drive the game through these only)
 - :func:`replay` ``(events) -> GameState``: the fold; ``replay([])`` is the empty state.
 - :func:`legal_options` ``(state, player) -> list[dict]``: every legal ``move`` event for a
   player this turn (familiar powers are not expanded: add a ``power`` to a move yourself).
+- :func:`check_power` ``(state, player, power)``: raises when the player may not use that
+  one-off familiar power now (not theirs, not one-off, used).
 - :func:`tiebreak_options` ``(state, player) -> list[dict]``: the legal ``tiebreak_line``
   events of a tied player after the tie-break roll.
 - :func:`scores` ``(state) -> dict``: per player, each sigil's goal points, familiar cost and
@@ -531,6 +533,12 @@ def _check_power(player: Player, power: Any) -> str | None:
     return fam
 
 
+def check_power(state: GameState, player_name: str, power: Mapping[str, Any]) -> None:
+    """Raise :class:`IllegalMove` when ``player_name`` may not use ``power`` in a move now:
+    not their familiar, not a one-off power, or already used this game."""
+    _check_power(state.player(player_name), power)
+
+
 def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     if state.phase != "playing":
         raise IllegalMove(f"move: no turn is being played ({state.phase})")
@@ -829,6 +837,7 @@ __all__ = [
     "Player",
     "apply",
     "card_state",
+    "check_power",
     "legal_options",
     "new_game",
     "replay",

@@ -17,7 +17,15 @@ line       player, card, line [a, b]                     the line drawn between 
 cross      player, card, candle                          the candle crossed out
 turn       player, card, value, line, cross              a whole turn at once (clicks)
 tiebreak   dice [2 x 1-6] / player, card, line           the tie-break roll / a tied line
+pick_roll  rolls [3 x 1-6 per player]                    asymmetric familiars: the pick order
+pick       player, familiar                              a player picks their familiar
+power      player, familiar, [card], its parameters      a one-off familiar power this turn
 =========  ============================================  ====================================
+
+A power's parameters: the Black Cat (F01) ``die`` 0-2 and ``to`` 1-6; the Bat (F06) ``dice``
+(the three re-rolled); the Raven (F02) ``card`` and ``extra_line``; the Snake (F07) ``card``
+and ``erase``; the Owl (F04) and the Moth (F08) none. The power joins the player's pieces of
+the turn and goes to the engine with the move.
 
 Convention: players and cards are 0-based indices (card 0 and 1 of each player); candles the
 indices 0-11 of the card's layout; lines pairs ``[a, b]`` with a < b.
@@ -46,6 +54,10 @@ CANDLE = {"type": "integer", "minimum": 0, "maximum": 11}
 LINE = {"type": "array", "items": CANDLE, "minItems": 2, "maxItems": 2}
 SOURCE = {"enum": ["camera", "manual"]}
 LAYOUT_NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,32}$"}
+FAMILIAR = {"type": "string", "pattern": "^F0[1-9]$"}
+POWER_KEYS = ("familiar", "die", "to", "dice", "extra_line", "erase")
+PICK_FIRST = ("players pick their familiars first: everyone rolls three dice, the highest sum "
+              "picks first, then clockwise")
 
 
 @dataclass(frozen=True)
@@ -56,10 +68,12 @@ class Pieces:
     value: int | None = None
     line: tuple[int, int] | None = None
     cross: int | None = None
+    power: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"card": self.card, "value": self.value,
-                "line": None if self.line is None else list(self.line), "cross": self.cross}
+                "line": None if self.line is None else list(self.line), "cross": self.cross,
+                "power": None if self.power is None else dict(self.power)}
 
 
 @dataclass(frozen=True)
@@ -108,7 +122,7 @@ class CatAdapter:
                 "cards": {"type": "array", "minItems": 2, "maxItems": 2, "items": LAYOUT_NAME},
                 "goals": {"type": "array", "minItems": 2, "maxItems": 3, "uniqueItems": True,
                           "items": {"type": "integer", "minimum": 1, "maximum": 27}},
-                "familiar_mode": {"enum": ["none", "one-for-all", "solo"]},
+                "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
                 "demo": {"type": "boolean"},
                 "campaign_line": {"enum": ["row 0", "row 1", "row 2", "column 0",
@@ -119,7 +133,7 @@ class CatAdapter:
         return {"type": "object", "required": ["type"], "additionalProperties": False,
                 "properties": {
                     "type": {"enum": ["roll", "write", "line", "cross", "turn", "toad",
-                                      "tiebreak"]},
+                                      "tiebreak", "pick_roll", "pick", "power"]},
                     "dice": {"type": "array", "minItems": 2, "maxItems": 3,
                              "items": {"anyOf": [FACE, {"type": "null"}]}},
                     "player": PLAYER, "card": CARD, "value": FACE,
@@ -128,6 +142,11 @@ class CatAdapter:
                     "wild": {"type": "array", "items": FACE, "minItems": 2, "maxItems": 2},
                     "box": {"type": "integer", "minimum": 0, "maximum": 6},
                     "source": SOURCE,
+                    "rolls": {"type": "array", "minItems": 1, "maxItems": 6,
+                              "items": {"type": "array", "items": FACE, "minItems": 3,
+                                        "maxItems": 3}},
+                    "familiar": FAMILIAR, "die": {"type": "integer", "minimum": 0, "maximum": 2},
+                    "to": FACE, "extra_line": LINE, "erase": LINE,
                 }}
 
     def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,7 +179,11 @@ class CatAdapter:
             return self._roll(state, event)
         if t == "tiebreak":
             return self._tiebreak(state, event)
+        if t == "pick_roll":
+            return replace(state, game=self.rules.pick_roll(state.game, event["rolls"]))
         player = self._player(state, event)
+        if t == "pick":
+            return replace(state, game=self.rules.pick(state.game, player, event["familiar"]))
         if t == "toad":
             if self.rules.phase(state.game) != "setup":
                 raise Refused("wild numbers are chosen before the first roll")
@@ -172,27 +195,100 @@ class CatAdapter:
             raise Refused("the game is over")
         if phase == "setup":
             raise Refused("players with the Toad choose their wild numbers first")
+        if phase == "picking":
+            raise Refused(PICK_FIRST)
         if state.roll is None or any(v is None for v in state.roll):
             raise Refused("roll the dice first" if state.roll is None else
                           "say the value of the unread die first (click it)")
         if self.rules.done(state.game, player):
             raise Refused(f"{self._name(state, player)} has finished this turn: wait for the "
                           "next roll")
-        new = self._merge(state.pieces[player], event)
-        options = self.rules.options(state.game, player)
+        if t == "power":
+            new = self._power(state, player, event)
+        else:
+            new = self._merge(state.pieces[player], event)
+        options = self._options(state.game, player, new.power)
+        if options is None:   # a power whose moves the engine judges whole
+            if not self._complete_free(state, player, new, t):
+                return _with_pieces(state, player, new)
+            game = self.rules.move_with_power(state.game, player, new.to_json(), new.power or {})
+            return self._played(state, player, game)
         fit = [o for o in options if _fits(new, o)]
         if not fit:
-            raise Refused(self.rules.explain(state.game, player, new.to_json()))
+            raise Refused(self.rules.explain(state.game, player, new.to_json(), new.power))
         complete = new.value is not None and (
             new.line is not None or all(o["line"] is None for o in fit)) and (
             new.cross is not None or all(o["cross"] is None for o in fit))
         if not complete:
             return _with_pieces(state, player, new)
-        game = self.rules.move(state.game, player, fit[0])
+        return self._played(state, player, self.rules.move(state.game, player, fit[0]))
+
+    def _played(self, state: CatState, player: int, game: Any) -> CatState:
         state = replace(_with_pieces(state, player, Pieces()), game=game)
         if self.rules.phase(game) != "turn":   # everyone has played: the dice pass
             state = replace(state, roll=None, before_roll=None)
         return state
+
+    def _options(self, game: Any, player: int, power: Mapping[str, Any] | None,
+                 ) -> list[dict[str, Any]] | None:
+        if power is None:
+            return self.rules.options(game, player)
+        return self.rules.power_options(game, player, power)
+
+    def _power(self, state: CatState, player: int, event: Mapping[str, Any]) -> Pieces:
+        """The player's pieces with a one-off familiar power added (checked at once)."""
+        have = state.pieces[player]
+        if have.power is not None:
+            raise Refused("a familiar power is already used this turn")
+        power = {k: event[k] for k in POWER_KEYS if k in event}
+        fam = power["familiar"]
+        self.rules.check_power(state.game, player, power)
+        need = {"F01": (("die", "to"), "Black Cat: say which die (1-3) turns and the number "
+                                          "it shows"),
+                "F06": (("dice",), "Bat: give the three dice of your re-roll"),
+                "F02": (("extra_line",), "Raven: name the extra line (two candles) and its "
+                                         "card"),
+                "F07": (("erase",), "Snake: name the line to erase and its card")}
+        keys, message = need.get(fam, ((), ""))
+        if any(k not in power for k in keys) or (fam in ("F02", "F07") and "card" not in event):
+            raise Refused(message)
+        if fam == "F06" and (len(power["dice"]) != 3 or None in power["dice"]):
+            raise Refused("Bat: give the three dice of your re-roll")
+        card = event.get("card", have.card)
+        if have.card is not None and card != have.card:
+            raise Refused(f"this turn is played on card {have.card + 1}: the power is used on "
+                          "the same Sigil Card")
+        if fam == "F07":
+            line = sorted(power["erase"])
+            drawn = self.rules.sigil(state.game, player, card)["lines"]
+            if line not in drawn:
+                raise Refused(f"Snake: line {line[0]}-{line[1]} is not drawn on card "
+                              f"{card + 1}")
+            power["erase"] = line
+        if fam == "F02":
+            line = sorted(power["extra_line"])
+            problem = self.rules.chord_problem(state.game, player, card, line)
+            if problem:
+                raise Refused(f"Raven: {problem}")
+            power["extra_line"] = line
+        new = replace(have, power=power, card=card)
+        options = self._options(state.game, player, power)
+        if options is not None and not any(_fits(new, o) for o in options):
+            raise Refused(self.rules.explain(state.game, player, new.to_json(), power))
+        return new
+
+    def _complete_free(self, state: CatState, player: int, p: Pieces, t: str) -> bool:
+        """Whether the pieces make a whole move (powers whose moves are not listed)."""
+        if t == "turn":
+            return True
+        if p.value is None or p.line is None or p.card is None:
+            return False
+        if p.cross is not None:
+            return True
+        layout = self.layout(str(state.setup["cards"][p.card]))
+        crossed = set(self.rules.sigil(state.game, player, p.card)["crossed"])
+        return not any(c["number"] == p.value and i not in crossed
+                       for i, c in enumerate(layout["candles"]))
 
     @staticmethod
     def _merge(have: Pieces, event: Mapping[str, Any]) -> Pieces:
@@ -200,7 +296,7 @@ class CatAdapter:
         if t == "turn":
             line = event.get("line")
             new = Pieces(event["card"], event["value"], None if line is None else _pair(line),
-                         event.get("cross"))
+                         event.get("cross"), have.power)
             if any(getattr(have, k) is not None and getattr(have, k) != getattr(new, k)
                    for k in ("card", "value", "line", "cross")):
                 raise Refused("this turn disagrees with what was already written or drawn")
@@ -233,6 +329,8 @@ class CatAdapter:
                           "are full)")
         if phase == "setup":
             raise Refused("players with the Toad choose their wild numbers first")
+        if phase == "picking":
+            raise Refused(PICK_FIRST)
         base = state.game
         if phase == "turn":
             started = any(p != Pieces() for p in state.pieces) or any(
@@ -261,13 +359,15 @@ class CatAdapter:
         return replace(state, game=self.rules.engine_event(state.game, engine_event))
 
     def _player(self, state: CatState, event: Mapping[str, Any]) -> int:
-        if "player" not in event or ("card" not in event and event["type"] != "toad"):
+        if "player" not in event or ("card" not in event
+                                     and event["type"] not in ("toad", "pick", "power")):
             raise Refused("say which player and which card")
         p = event["player"]
         if p >= len(state.pieces):
             raise Refused(f"there is no player {p + 1} in this game")
         need = {"write": ("value",), "line": ("line",), "cross": ("candle",),
-                "turn": ("value", "line", "cross"), "toad": ("wild",)}[event["type"]]
+                "turn": ("value", "line", "cross"), "toad": ("wild",),
+                "pick": ("familiar",), "power": ("familiar",)}[event["type"]]
         missing = [k for k in need if k not in event and not (k == "candle" and "cross" in event)]
         if missing:
             raise Refused(f"a {event['type']} needs {', '.join(missing)}")
@@ -294,6 +394,8 @@ class CatAdapter:
             values = list(doc.get("values", []))
             if self.rules.phase(state.game) == "tiebreak" and len(values) == 2:
                 return {"type": "tiebreak", "dice": values, "source": "camera"}
+            if self.rules.phase(state.game) == "picking":
+                raise Refused("the familiar pick rolls are entered on the Doom Cat page")
             if len(values) != 3:
                 raise Refused(f"the camera sees {len(values)} dice; Doom Cat rolls three")
             if self.rules.phase(state.game) == "turn" and (
@@ -339,9 +441,21 @@ class CatAdapter:
                               "sigil": self.rules.sigil(g, p, c),
                               "wild": self.rules.wilds(g, p, c), "score": score})
             done = self.rules.done(g, p)
-            options = self.rules.options(g, p) if phase == "turn" and not done else []
+            power = state.pieces[p].power
+            playing = phase == "turn" and not done
+            options = self._options(g, p, power) if playing else []
+            free = options is None   # a power the engine judges whole: the plain moves hint
+            if options is None:
+                options = self.rules.options(g, p)
+            familiar = self.rules.familiar(g, p)
+            if familiar is not None:
+                familiar["usable"] = (familiar["kind"] == "once" and not familiar["used"]
+                                      and phase == "turn" and not done and power is None)
+                if familiar["id"] == "F02" and phase == "turn" and not done:
+                    for c, card in enumerate(cards):
+                        card["open_lines"] = self.rules.open_lines(g, p, c)
             players.append({
-                "name": player["name"], "familiar": self.rules.familiar(g, p),
+                "name": player["name"], "familiar": familiar, "power_free": free,
                 "cards": cards, "pieces": state.pieces[p].to_json(), "done": done,
                 "options": _summarise(options, state.pieces[p]), "total": total,
                 "solo_win": mine.get("solo_win")})
@@ -351,6 +465,8 @@ class CatAdapter:
             "wild_roll": state.roll is not None and None not in state.roll
             and len(set(state.roll)) == 1,
             "goals": self.rules.goals(g), "players": players,
+            "familiar_mode": state.setup.get("familiar_mode", "none"),
+            "picking": self.rules.picking(g),
             "tiebreak": self.rules.tiebreak(g),
             "verdict": self._verdict(state, sc) if phase == "over" else None,
             "demo": bool(state.setup.get("demo")),
@@ -398,6 +514,19 @@ class CatAdapter:
             drawn = "no line" if line is None else f"line {line[0]}-{line[1]}"
             return (f"{who}: writes {event.get('value')}, {drawn}, crosses candle "
                     f"{event.get('cross')}")
+        if t == "pick_roll":
+            return "familiar pick rolls: " + ", ".join(
+                f"player {i + 1} {sum(r)}" for i, r in enumerate(event.get("rolls", [])))
+        if t == "pick":
+            return f"player {event.get('player', 0) + 1}: picks familiar {event.get('familiar')}"
+        if t == "power":
+            fam = event.get("familiar")
+            detail = {"F01": lambda: f": die {event.get('die', 0) + 1} turned to {event.get('to')}",
+                      "F06": lambda: ": re-rolls " + " ".join(map(str, event.get("dice", []))),
+                      "F02": lambda: ": extra line {}-{}".format(*event.get("extra_line", "??")),
+                      "F07": lambda: ": erases line {}-{}".format(*event.get("erase", "??")),
+                      }.get(str(fam), lambda: "")()
+            return f"player {event.get('player', 0) + 1}: uses {fam}{detail}"
         if t == "toad":
             return f"player {event.get('player', 0) + 1}: Toad wild numbers {event.get('wild')}"
         if t == "tiebreak":

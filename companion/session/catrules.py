@@ -35,7 +35,25 @@ class CatRules(Protocol):
                       ) -> dict[str, Any]:
         """The score of the card a player is drawing on, with this turn's pieces so far."""
         ...
-    def familiar(self, game: Any, player: int) -> dict[str, Any] | None: ...
+    def familiar(self, game: Any, player: int) -> dict[str, Any] | None:
+        """The player's familiar card (JSON) with ``used``: its one-off power is spent."""
+        ...
+    def picking(self, game: Any) -> dict[str, Any] | None:
+        """Asymmetric picks: ``{"order", "next", "taken"}`` while familiars are picked."""
+        ...
+    def pick_roll(self, game: Any, rolls: list[list[int]]) -> Any: ...
+    def pick(self, game: Any, player: int, familiar: str) -> Any: ...
+    def check_power(self, game: Any, player: int, power: Mapping[str, Any]) -> None: ...
+    def power_options(self, game: Any, player: int, power: Mapping[str, Any],
+                      ) -> list[dict[str, Any]] | None:
+        """The legal moves with this power, or None when the power's moves are not listed
+        (the engine judges the whole move: :meth:`move_with_power`)."""
+        ...
+    def move_with_power(self, game: Any, player: int, pieces: Mapping[str, Any],
+                        power: Mapping[str, Any]) -> Any: ...
+    def chord_problem(self, game: Any, player: int, card: int, line: list[int],
+                      ) -> str | None: ...
+    def open_lines(self, game: Any, player: int, card: int) -> list[list[int]]: ...
     def turn_number(self, game: Any) -> int: ...
     def goals(self, game: Any) -> list[dict[str, Any]]: ...
     def tiebreak(self, game: Any) -> dict[str, Any] | None:
@@ -101,10 +119,11 @@ class EngineRules:
         return [{"card": o["card"], "value": o["write"], "line": o["line"], "cross": o["cross"],
                  "event": o} for o in self.g.legal_options(game, name)]
 
-    def explain(self, game: Any, player: int, pieces: Mapping[str, Any]) -> str:
+    def explain(self, game: Any, player: int, pieces: Mapping[str, Any],
+                power: Mapping[str, Any] | None = None) -> str:
         """The engine's own reason, from the move these pieces would make."""
         name = self._names(game)[player]
-        dice = list(game.dice or [])
+        dice = list(self._dice(game, power))
         value = pieces.get("value")
         die = dice.index(value) if value in dice else 0
         others = [d for i, d in enumerate(dice) if i != die]
@@ -121,6 +140,8 @@ class EngineRules:
         event = {"type": "move", "player": name, "card": pieces.get("card") or 0, "die": die,
                  "write": value if value is not None else dice[die] if dice else 1,
                  "line": line, "cross": cross}
+        if power:
+            event["power"] = dict(power)
         try:
             self.g.apply(game, event)
         except self.g.IllegalMove as exc:
@@ -174,8 +195,89 @@ class EngineRules:
         return TopBox(value, circled)
 
     def familiar(self, game: Any, player: int) -> dict[str, Any] | None:
-        ident = game.players[player].familiar
-        return None if ident is None else self.cat.familiar(ident).to_json()
+        p = game.players[player]
+        if p.familiar is None:
+            return None
+        return {**self.cat.familiar(p.familiar).to_json(), "used": p.familiar in p.powers_used}
+
+    # -- familiars: asymmetric picks and one-off powers ----------------------------------
+    def picking(self, game: Any) -> dict[str, Any] | None:
+        if game.phase != "picking":
+            return None
+        names = self._names(game)
+        order = [names.index(n) for n in game.pick_order] or None
+        return {"order": order, "next": order[0] if order else None,
+                "taken": {p.familiar: i for i, p in enumerate(game.players) if p.familiar}}
+
+    def pick_roll(self, game: Any, rolls: list[list[int]]) -> Any:
+        names = self._names(game)
+        if len(rolls) != len(names):
+            raise Refused(f"the pick roll gives three dice for each of the {len(names)} "
+                          f"players, got {len(rolls)} rolls")
+        return self._call(self.g.apply, game, {"type": "pick_roll", "rolls": {
+            n: list(r) for n, r in zip(names, rolls, strict=True)}})
+
+    def pick(self, game: Any, player: int, familiar: str) -> Any:
+        return self._call(self.g.apply, game, {"type": "pick", "player": self._names(game)[player],
+                                               "familiar": familiar})
+
+    def check_power(self, game: Any, player: int, power: Mapping[str, Any]) -> None:
+        self._call(self.g.check_power, game, self._names(game)[player], dict(power))
+
+    @staticmethod
+    def _dice(game: Any, power: Mapping[str, Any] | None) -> tuple[int, ...]:
+        """The dice as the player uses them: the Black Cat's turned die, the Bat's re-roll."""
+        dice = tuple(game.dice or ())
+        if power and power.get("familiar") == "F01" and dice:
+            return tuple(power["to"] if i == power["die"] else d for i, d in enumerate(dice))
+        if power and power.get("familiar") == "F06":
+            return tuple(power["dice"])
+        return dice
+
+    def power_options(self, game: Any, player: int, power: Mapping[str, Any],
+                      ) -> list[dict[str, Any]] | None:
+        import dataclasses
+        fam = power.get("familiar")
+        name = self._names(game)[player]
+        if fam in ("F01", "F06"):
+            raw = self.g.legal_options(dataclasses.replace(game, dice=self._dice(game, power)),
+                                       name)
+        elif fam == "F04":   # the Owl: the same moves, crossing no candle
+            seen: set[Any] = set()
+            raw = []
+            for o in self.g.legal_options(game, name):
+                key = (o["card"], o["die"], o["write"], None if o["line"] is None
+                       else tuple(o["line"]))
+                if key not in seen:
+                    seen.add(key)
+                    raw.append({**o, "cross": None})
+        else:
+            return None
+        return [{"card": o["card"], "value": o["write"], "line": o["line"], "cross": o["cross"],
+                 "event": {**o, "power": dict(power)}} for o in raw]
+
+    def move_with_power(self, game: Any, player: int, pieces: Mapping[str, Any],
+                        power: Mapping[str, Any]) -> Any:
+        """The move of these pieces with the power, whichever die the number was written
+        from; the engine's reason when no die makes it legal."""
+        reasons = []
+        for die in range(3):
+            event = {"type": "move", "player": self._names(game)[player],
+                     "card": pieces["card"], "die": die, "write": pieces["value"],
+                     "line": pieces["line"], "cross": pieces["cross"], "power": dict(power)}
+            try:
+                return self.g.apply(game, event)
+            except self.g.IllegalMove as exc:
+                reasons.append(str(exc))
+        raise Refused(next((r for r in reasons if "but die" not in r), reasons[0]))
+
+    def chord_problem(self, game: Any, player: int, card: int, line: list[int],
+                      ) -> str | None:
+        c = game.players[player].cards[card]
+        return c.chord_problem((min(line), max(line)))
+
+    def open_lines(self, game: Any, player: int, card: int) -> list[list[int]]:
+        return [list(x) for x in sorted(game.players[player].cards[card].open_chords)]
 
     def turn_number(self, game: Any) -> int:
         return min(self.g.TURNS, game.turn + (1 if game.dice is None else 0))

@@ -90,8 +90,9 @@
       send({ type: "line", player: p, card: c, line, source: "manual" });
       return;
     }
-    const canCross = opt.crosses.includes(i) && pieces.cross === null;
-    const canLine = opt.lines.some((l) => l.includes(i)) && pieces.line === null;
+    const free = player.power_free;   // a power the rules judge whole: any candle may be tried
+    const canCross = (free || opt.crosses.includes(i)) && pieces.cross === null;
+    const canLine = (free || opt.lines.some((l) => l.includes(i))) && pieces.line === null;
     if (canCross && !canLine) { send({ type: "cross", player: p, card: c, candle: i, source: "manual" }); return; }
     if (canLine && !canCross) { lineStart = { p, c, candle: i }; draw(); return; }
     if (canLine && canCross) {
@@ -125,7 +126,7 @@
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
           onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕${x}`))) : null));
     }
-    return h("div", { class: "builder" }, rows,
+    return h("div", { class: "builder" }, powerNote(player), rows,
       lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${lineStart.candle}: click the other candle`) : null);
   }
 
@@ -134,7 +135,7 @@
     const status = s.phase === "turn" ? (player.done ? h("span", { class: "badge ok" }, "played") : h("span", { class: "badge warn" }, "to play")) : null;
     return h("div", { class: "panel player-panel", "data-player": p },
       h("div", { class: "panel-head" }, h("h3", {}, player.name), status,
-        player.familiar ? h("span", { class: "badge", title: player.familiar.text || "" }, `${player.familiar.id} ${player.familiar.name || ""} −${player.familiar.cost}`) : null,
+        familiarBadge(p, player),
         h("span", { class: "total", "data-total": p }, String(player.total), h("small", {}, " VP"))),
       h("div", { class: "cards" }, player.cards.map((card, c) => h("div", { class: "card-wrap" + (camera.player === p && camera.card === c ? " watched" : "") },
         h("div", { class: "card-head" }, h("b", {}, `Card ${c + 1} · ${card.letter}`),
@@ -145,6 +146,90 @@
         scoreTable(card, p, c)))),
       builder(p, player));
   }
+
+  /* ---------------------------------------------------------------- familiars */
+  function familiarBadge(p, player) {
+    const f = player.familiar;
+    if (!f) return null;
+    const cost = current.state.familiar_mode === "one-for-all" ? "" : ` −${f.cost}`;
+    const power = player.pieces.power;
+    return h("span", { class: "familiar", "data-familiar": p },
+      h("span", { class: "badge", title: f.text || "" }, `${f.id} ${f.name || ""}${cost}`),
+      f.kind !== "once" ? null
+        : power ? h("span", { class: "badge warn", "data-power-on": p, title: f.text }, "power on this turn")
+          : f.used ? h("span", { class: "badge", "data-power-used": p, title: f.text }, "power used")
+            : f.usable ? h("button", { class: "ghost tiny-btn", "data-power": p, title: f.text, onclick: (ev) => usePower(ev.currentTarget, p, player) }, "use power")
+              : h("span", { class: "badge ok", "data-power-ready": p, title: f.text }, "power ready"));
+  }
+
+  function usePower(anchor, p, player) {
+    const f = player.familiar;
+    const power = (extra) => send({ type: "power", player: p, familiar: f.id, source: "manual", ...extra });
+    const faces = (title, then) => pick(anchor, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x })), then, title);
+    const playable = player.cards.map((c, i) => i).filter((i) => player.pieces.card === null || player.pieces.card === i)
+      .filter((i) => player.cards[i].sigil.top.includes(null));
+    const onCard = (title, then) => (playable.length === 1 ? then(playable[0])
+      : pick(anchor, playable.map((i) => ({ label: `card ${i + 1} (${player.cards[i].letter})`, value: i })), then, title));
+    const lines = (list, title, then) => (list.length ? pick(anchor, list.map(([a, b]) => ({ label: `${a}–${b}`, value: [a, b] })), then, title)
+      : toast("No line to choose on this card", "warn"));
+    if (f.id === "F01") {
+      pick(anchor, current.state.roll.map((v, i) => ({ label: `die ${i + 1}: ${v}`, value: i })), (die) =>
+        faces(`Black Cat: die ${die + 1} now shows`, (to) => power({ die, to })), "Black Cat: turn which die?");
+    } else if (f.id === "F06") {
+      const dice = [];
+      const next = () => faces(`Bat: your re-roll, die ${dice.length + 1}`, (v) => { dice.push(v); if (dice.length < 3) next(); else power({ dice }); });
+      next();
+    } else if (f.id === "F02") {
+      onCard("Raven: the extra line goes on", (card) => lines(player.cards[card].open_lines || [], "Raven: the extra line", (line) => power({ card, extra_line: line })));
+    } else if (f.id === "F07") {
+      onCard("Snake: erase a line on", (card) => lines(player.cards[card].sigil.lines, "Snake: erase the line", (line) => power({ card, erase: line })));
+    } else {
+      power({});
+    }
+  }
+
+  function powerNote(player) {
+    const pw = player.pieces.power;
+    if (!pw) return null;
+    const what = { F01: () => `die ${pw.die + 1} shows ${pw.to} for you`, F06: () => `your dice are ${pw.dice.join(", ")}`,
+      F02: () => `extra line ${pw.extra_line[0]}–${pw.extra_line[1]}`, F07: () => `line ${pw.erase[0]}–${pw.erase[1]} erased`,
+      F04: () => "no candle is crossed this turn", F08: () => "your line may end at a crossed-out candle" }[pw.familiar];
+    return h("p", { class: "muted hint", "data-power-note": "" }, `${player.familiar.name}: ${what ? what() : "power on"}` + (player.power_free ? " (the rules check the whole turn when it is complete)" : ""));
+  }
+
+  function pickingPanel() {
+    const pk = current.state.picking;
+    if (!pk) return null;
+    const s = current.state;
+    if (pickRolls.length !== s.players.length) resetPickRolls();
+    if (!pk.order) {
+      return h("div", { class: "panel notice", id: "picking" }, h("h3", {}, "Familiars: who picks first?"),
+        h("p", {}, "Each player rolls three dice: the highest sum picks a familiar first, the others pick clockwise."),
+        s.players.map((pl, p) => h("div", { class: "choice-row" }, h("span", { class: "choice-label" }, pl.name),
+          h("span", { class: "dice-row" }, [0, 1, 2].map((k) => h("button", { class: "die small clickable" + (pickRolls[p][k] === null ? " unknown" : ""), "data-pick-roll": `${p}-${k}`,
+            onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === pickRolls[p][k] })), (v) => {
+              pickRolls[p][k] = v;
+              if (pickRolls.every((r) => r.every((x) => x !== null))) {
+                const rolls = pickRolls.map((r) => r.slice());
+                send({ type: "pick_roll", rolls, source: "manual" }).then((r) => { if (r.ok) resetPickRolls(); else draw(); });
+              } else draw();
+            }, `${pl.name}: die ${k + 1}`) }, pickRolls[p][k] === null ? "?" : String(pickRolls[p][k])))),
+          pickRolls[p].every((x) => x !== null) ? h("b", {}, ` = ${pickRolls[p].reduce((a, b) => a + b, 0)}`) : null)));
+    }
+    const fams = (catalogue && catalogue.familiars) || [];
+    const who = s.players[pk.next].name;
+    return h("div", { class: "panel notice", id: "picking" }, h("h3", {}, `Familiars: ${who} picks`),
+      h("p", { class: "muted" }, "Still to pick, in order: " + pk.order.map((i) => s.players[i].name).join(" → ") + ". Each familiar's cost is subtracted from each of its player's sigils."),
+      h("div", { class: "familiar-grid" }, fams.map((f) => {
+        const owner = pk.taken[f.id];
+        return h("button", { class: "ghost familiar-card", "data-pick": f.id, disabled: owner !== undefined, title: f.text,
+          onclick: () => send({ type: "pick", player: pk.next, familiar: f.id, source: "manual" }) },
+        h("b", {}, `${f.id} ${f.name}`), h("small", {}, owner !== undefined ? `taken by ${s.players[owner].name}` : `cost ${f.cost} · ${f.kind === "once" ? "once per game" : f.kind === "setup" ? "before the first roll" : "always"}`),
+        h("span", { class: "familiar-text" }, f.text));
+      })));
+  }
+  let pickRolls = [];
+  function resetPickRolls() { pickRolls = current ? current.state.players.map(() => [null, null, null]) : []; }
 
   function scoreTable(card, p, c) {
     const goals = current.state.goals;
@@ -185,7 +270,7 @@
       }, waiting ? `Die ${i + 1}` : `Die ${i + 1} really shows`),
     }, waiting ? (manual[i] === null ? "?" : String(manual[i])) : (v === null ? "?" : String(v))));
     const hint = s.phase === "over" ? "game over" : s.phase === "tiebreak" ? "Tie-break: roll 2 dice, each tied player draws one more line (above)"
-      : s.phase === "setup" ? "Toad players choose their wild numbers (above)" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
+      : s.phase === "setup" ? "Toad players choose their wild numbers (above)" : s.phase === "picking" ? "Players pick their familiars first (above)" : waiting ? "Roll the three dice in view of the camera, or click them to enter the roll"
       : s.roll.includes(null) ? "A die could not be read: click it and say its value"
         : s.wild_roll ? "Triples: every die is wild for everyone this turn" : "Each player writes one die, draws a line with the other two and crosses a candle";
     const over = s.phase === "over";
@@ -261,10 +346,12 @@
     setSel.addEventListener("change", () => { custom.hidden = setSel.value !== "custom"; showGoals(); });
     goalSel.forEach((x) => x.addEventListener("change", showGoals));
     const famMode = h("select", { id: "setup-familiar-mode" }, h("option", { value: "none" }, "no familiar"),
-      h("option", { value: "one-for-all" }, "one for all (every player, no cost)"), h("option", { value: "solo" }, "solo (its cost is subtracted from each sigil)"));
+      h("option", { value: "one-for-all" }, "one for all (every player, no cost)"),
+      h("option", { value: "asymmetric" }, "asymmetric (each player picks their own; its cost on each of their sigils)"),
+      h("option", { value: "solo" }, "solo (its cost is subtracted from each sigil)"));
     const famOne = h("select", { id: "setup-familiar" }, (cat.familiars || []).map((f) => h("option", { value: f.id }, `${f.id} ${f.name} (cost ${f.cost})`)));
     famOne.hidden = true;
-    famMode.addEventListener("change", () => { famOne.hidden = famMode.value === "none"; });
+    famMode.addEventListener("change", () => { famOne.hidden = famMode.value === "none" || famMode.value === "asymmetric"; });
     const campSel = h("select", { id: "setup-campaign" }, h("option", { value: "" }, "no campaign"), campaigns.map((c) => h("option", { value: c.id }, c.title)));
     const lineSel = h("select", { id: "setup-campaign-line", hidden: true });
     campSel.addEventListener("change", () => {
@@ -304,11 +391,11 @@
       else if (setSel.value !== "") goals = cat.sets[Number(setSel.value)].goals;
       else { toast("Choose the goal cards first", "warn"); return; }
       const setup = { players: players.map((n, i) => ({ name: n.trim() || `Player ${i + 1}` })), cards: cards.slice(), goals, familiar_mode: famMode.value };
-      if (famMode.value !== "none") setup.familiar = famOne.value;
+      if (famMode.value === "one-for-all" || famMode.value === "solo") setup.familiar = famOne.value;
       const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
       if (campSel.value) { body.campaign_id = Number(campSel.value); setup.campaign_line = lineSel.value; }
       const r = await api("POST", "/api/games", body);
-      if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; draw(); }
+      if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; resetPickRolls(); draw(); }
     }
     return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Cat game")), form);
   }
@@ -361,6 +448,7 @@
     app.replaceChildren(...[
       verdictPanel(),
       tiebreakPanel(),
+      pickingPanel(),
       toadPanel(),
       current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
       current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,
@@ -385,6 +473,7 @@
     if (!next) { if (current !== null || !$("start-cat")) { current = null; draw(); } return; }
     const key = (v) => JSON.stringify([v.game.id, v.log, v.warning, v.state.players.map((x) => x.pieces)]);
     if (!current || key(next) !== key(current) || showSetup === false && !$("roll")) {
+      if (!current || current.game.id !== next.game.id || pickRolls.length !== next.state.players.length) { current = next; resetPickRolls(); }
       current = next;
       draw();
     }

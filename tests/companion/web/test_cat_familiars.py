@@ -1,0 +1,259 @@
+"""Doom Cat familiars through the session, the API and the page (the rulebook's "Familiar
+Cards" section): Asymmetric Player Powers picked in roll order, and the one-off powers of our
+catalogue used from the page, each at most once per game."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.session.engine import EngineMissing
+from companion.web import WebConfig, create_app
+
+from .browser import serve, shot
+
+cat_module = pytest.importorskip("companion.session.cat")
+
+
+@pytest.fixture
+def hub(make_hub):
+    try:
+        return make_hub(cat=cat_module.CatAdapter())
+    except EngineMissing as exc:
+        pytest.skip(str(exc))
+
+
+def players(*names):
+    return [{"name": n} for n in names]
+
+
+def asymmetric(*names):
+    return {"players": players(*names), "cards": ["B", "B"], "goals": [1, 2, 3],
+            "familiar_mode": "asymmetric"}
+
+
+def solo(familiar):
+    return {"players": players("Ann"), "cards": ["B", "B"], "goals": [1, 2, 3],
+            "familiar_mode": "solo", "familiar": familiar}
+
+
+def refused(s, event, reason):
+    out = s.submit(event)
+    assert not out.ok, event
+    assert reason in out.reason, out.reason
+
+
+# -- Asymmetric Player Powers ------------------------------------------------------------
+# "Each player has their own power. Players roll three dice and the player who rolled the
+# highest sum chooses one Familiar, and other players choose in clockwise order. At the end of
+# the game, players subtract their Familiar's "Score Cost" from each of their Sigil Card
+# scores."
+
+def test_asymmetric_players_roll_then_pick_in_order_and_pay_their_own_cost(hub):
+    s = hub.create_game("cat", "t", asymmetric("Ann", "Bo", "Cy"))
+    view = s.view()["state"]
+    assert view["phase"] == "picking"
+    assert view["picking"] == {"order": None, "next": None, "taken": {}}
+    refused(s, {"type": "roll", "dice": [1, 2, 3]}, "familiar")
+    refused(s, {"type": "pick", "player": 0, "familiar": "F01"}, "roll for the pick order")
+    refused(s, {"type": "pick_roll", "rolls": [[6, 6, 6], [6, 6, 6], [1, 1, 1]]},
+            "tie for the highest")
+    refused(s, {"type": "pick_roll", "rolls": [[6, 6, 6], [1, 1, 1]]}, "three dice for each")
+    assert s.submit({"type": "pick_roll", "rolls": [[1, 1, 1], [6, 6, 5], [2, 2, 2]]}).ok
+    view = s.view()["state"]
+    assert view["picking"]["order"] == [1, 2, 0] and view["picking"]["next"] == 1  # clockwise
+    refused(s, {"type": "pick", "player": 0, "familiar": "F01"}, "Bo's pick")
+    assert s.submit({"type": "pick", "player": 1, "familiar": "F01"}).ok
+    refused(s, {"type": "pick", "player": 2, "familiar": "F01"}, "already taken")
+    assert s.submit({"type": "pick", "player": 2, "familiar": "F02"}).ok
+    assert s.view()["state"]["picking"]["taken"] == {"F01": 1, "F02": 2}
+    assert s.submit({"type": "pick", "player": 0, "familiar": "F09"}).ok
+    view = s.view()["state"]
+    assert view["phase"] == "roll" and view["picking"] is None
+    assert [p["familiar"]["id"] for p in view["players"]] == ["F09", "F01", "F02"]
+    costs = [[c["score"]["familiar_cost"] for c in p["cards"]] for p in view["players"]]
+    assert costs == [[2, 2], [5, 5], [6, 6]]          # each player's own, on each sigil
+    assert [p["total"] for p in view["players"]] == [-4, -10, -12]
+    assert s.submit({"type": "roll", "dice": [1, 2, 3]}).ok
+
+
+@pytest.mark.parametrize(("setup", "reason"), [
+    ({**asymmetric("Ann")}, "two or more players"),
+    ({**asymmetric("Ann", "Bo"), "familiar": "F01"}, "only for one-for-all or solo"),
+])
+def test_bad_asymmetric_setups_are_refused(hub, setup, reason):
+    from companion.errors import BadInput
+    with pytest.raises(BadInput, match=reason):
+        hub.create_game("cat", "t", setup)
+
+
+def test_the_asymmetric_pick_is_undone_and_corrected_like_any_reading(hub):
+    s = hub.create_game("cat", "t", asymmetric("Ann", "Bo"))
+    s.submit({"type": "pick_roll", "rolls": [[6, 6, 6], [1, 1, 1]]})
+    out = s.submit({"type": "pick", "player": 0, "familiar": "F04"})
+    assert s.amend(out.event_id, {"type": "pick", "player": 0, "familiar": "F06"}).ok
+    assert s.view()["state"]["picking"]["taken"] == {"F06": 0}
+    assert s.undo()                                  # the correction is undone first
+    assert s.view()["state"]["picking"]["taken"] == {"F04": 0}
+    assert s.undo()
+    assert s.view()["state"]["picking"]["taken"] == {}
+
+
+# -- one-off powers ----------------------------------------------------------------------
+
+def test_the_owl_knocks_over_no_candle_once_per_game(hub):
+    s = hub.create_game("cat", "t", solo("F04"))
+    fam = s.view()["state"]["players"][0]["familiar"]
+    assert fam["id"] == "F04" and fam["used"] is False and fam["usable"] is False  # no roll
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    assert s.view()["state"]["players"][0]["familiar"]["usable"] is True
+    assert s.submit({"type": "power", "player": 0, "familiar": "F04"}).ok
+    pieces = s.view()["state"]["players"][0]["pieces"]
+    assert pieces["power"] == {"familiar": "F04"}
+    refused(s, {"type": "power", "player": 0, "familiar": "F04"}, "already")
+    refused(s, {"type": "cross", "player": 0, "card": 0, "candle": 0}, "Owl")
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 1}).ok
+    assert s.submit({"type": "line", "player": 0, "card": 0, "line": [1, 2]}).ok
+    view = s.view()["state"]
+    assert view["turn"] == 2 and view["players"][0]["cards"][0]["sigil"]["crossed"] == []
+    assert view["players"][0]["familiar"]["used"] is True
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    assert s.view()["state"]["players"][0]["familiar"]["usable"] is False
+    refused(s, {"type": "power", "player": 0, "familiar": "F04"}, "once per game")
+
+
+def test_the_black_cat_turns_a_die_for_its_player_only(hub):
+    s = hub.create_game("cat", "t", solo("F01"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    refused(s, {"type": "write", "player": 0, "card": 0, "value": 4}, "")
+    assert s.submit({"type": "power", "player": 0, "familiar": "F01", "die": 0, "to": 4}).ok
+    options = s.view()["state"]["players"][0]["options"]
+    assert 4 in options[0]["values"]                   # the legal choices follow the new die
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 4, "line": [1, 2],
+                     "cross": 3}).ok
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["top"][0]["value"] == 4
+
+
+def test_the_raven_draws_an_extra_line_named_with_the_power(hub):
+    s = hub.create_game("cat", "t", solo("F02"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    assert [4, 5] in s.view()["state"]["players"][0]["cards"][0]["open_lines"]
+    refused(s, {"type": "power", "player": 0, "familiar": "F02"}, "extra line")
+    assert s.submit({"type": "power", "player": 0, "familiar": "F02", "card": 0,
+                     "extra_line": [4, 5]}).ok
+    refused(s, {"type": "write", "player": 0, "card": 1, "value": 1}, "card 1")
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2],
+                     "cross": 0}).ok
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[1, 2], [4, 5]]
+
+
+def test_the_snake_erases_a_drawn_line_and_a_refused_power_says_why(hub):
+    s = hub.create_game("cat", "t", solo("F07"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    refused(s, {"type": "power", "player": 0, "familiar": "F07", "card": 0, "erase": [4, 5]},
+            "not drawn")
+    s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2], "cross": 0})
+    s.submit({"type": "roll", "dice": [4, 2, 3]})
+    assert s.submit({"type": "power", "player": 0, "familiar": "F07", "card": 0,
+                     "erase": [1, 2]}).ok
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 4, "line": [7, 8],
+                     "cross": 3}).ok
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[7, 8]]
+
+
+def test_the_moth_ends_a_line_at_a_crossed_candle(hub):
+    s = hub.create_game("cat", "t", solo("F08"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2], "cross": 0})
+    s.submit({"type": "roll", "dice": [4, 1, 3]})
+    refused(s, {"type": "line", "player": 0, "card": 0, "line": [0, 2]}, "crossed")
+    assert s.submit({"type": "power", "player": 0, "familiar": "F08"}).ok
+    assert s.submit({"type": "line", "player": 0, "card": 0, "line": [0, 2]}).ok
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 4}).ok
+    assert s.submit({"type": "cross", "player": 0, "card": 0, "candle": 3}).ok
+    assert [0, 2] in s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"]
+
+
+@pytest.mark.parametrize(("setup", "event", "reason"), [
+    (solo("F05"), {"type": "power", "player": 0, "familiar": "F05"}, "not a one-off power"),
+    (solo("F04"), {"type": "power", "player": 0, "familiar": "F01", "die": 0, "to": 4},
+     "does not have F01"),
+    (solo("F01"), {"type": "power", "player": 0, "familiar": "F01"}, "which die"),
+    (solo("F06"), {"type": "power", "player": 0, "familiar": "F06"}, "three dice"),
+])
+def test_powers_the_rules_refuse(hub, setup, event, reason):
+    s = hub.create_game("cat", "t", setup)
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    refused(s, event, reason)
+
+
+@pytest.mark.parametrize(("event", "where"), [
+    ({"type": "power", "player": 0, "familiar": "F10"}, "familiar"),
+    ({"type": "power", "player": 0, "familiar": "F01", "die": 3, "to": 4}, "die"),
+    ({"type": "pick_roll", "rolls": [[1, 2, 7], [1, 1, 1]]}, "rolls"),
+])
+def test_malformed_familiar_events_are_bad_input(hub, event, where):
+    app = create_app(WebConfig(db_path=":memory:", source="none", live=False), hub=hub)
+    c = app.test_client()
+    gid = c.post("/api/games", json={"kind": "cat", "setup": asymmetric("Ann", "Bo")}
+                 ).json["game"]["id"]
+    res = c.post(f"/api/games/{gid}/events", json={"event": event})
+    assert res.status_code == 400 and where in res.json["error"]
+
+
+@pytest.mark.browser
+def test_asymmetric_familiars_are_picked_and_used_by_clicks(tmp_path, page, hub):
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#start-cat")
+        page.click("#add-player")
+        page.fill("[data-player-name='0']", "Ann")
+        page.fill("[data-player-name='1']", "Bo")
+        page.select_option("#setup-set", "0")
+        page.select_option("#setup-familiar-mode", "asymmetric")
+        assert page.locator("#setup-familiar").is_hidden()
+        page.click("#start-cat")
+        page.wait_for_selector("#picking")
+        # the pick roll: Bo's 13 beats Ann's 6
+        for p, faces in enumerate([[1, 2, 3], [6, 4, 3]]):
+            for k, v in enumerate(faces):
+                page.click(f"#picking [data-pick-roll='{p}-{k}']")
+                page.click(f".picker button[data-value='{v}']")
+        page.wait_for_selector("#picking h3:text('Bo picks')")
+        page.click("#picking [data-pick='F01']")
+        page.wait_for_selector("#picking h3:text('Ann picks')")
+        assert page.locator("#picking [data-pick='F01']").is_disabled()   # taken by Bo
+        shot(page, "cat-familiar-pick")
+        page.click("#picking [data-pick='F04']")
+        page.wait_for_selector("#picking", state="detached")
+        assert "F04 Owl −3" in page.locator("[data-familiar='0']").text_content()
+        # the roll, then Ann's Owl: no candle knocked over this turn
+        for i, v in enumerate([1, 2, 3]):
+            page.click(f"#roll button[data-roll='{i}']")
+            page.click(f".picker button[data-value='{v}']")
+        page.click("[data-power='0']")
+        page.wait_for_selector("[data-power-on='0']")
+        assert "no candle" in page.locator(".player-panel[data-player='0'] [data-power-note]"
+                                           ).inner_text()
+        assert page.locator(".player-panel[data-player='0'] [data-cross]").count() == 0
+        page.locator(".player-panel[data-player='0'] [data-write]").first.click()
+        page.locator(".player-panel[data-player='0'] button[data-line]").first.click()
+        page.wait_for_selector("[data-power-used='0']")
+        # Bo's Black Cat turns die 1 to a 6: a 6 can be written
+        assert page.locator("[data-write^='1-'][data-write$='-6']").count() == 0
+        page.click("[data-power='1']")
+        page.click(".picker button[data-value='0']")
+        page.click(".picker button[data-value='6']")
+        page.wait_for_selector("[data-write^='1-'][data-write$='-6']")
+        shot(page, "cat-familiar-power")
+        assert page.errors == []
+        cards = hub.current("cat").view()["state"]["players"][0]["cards"]
+        assert sum(len(c["sigil"]["crossed"]) for c in cards) == 0   # the Owl's turn
+
+
+def test_only_a_power_the_engine_judges_whole_frees_the_candles(hub):
+    s = hub.create_game("cat", "t", solo("F08"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    assert s.view()["state"]["players"][0]["power_free"] is False
+    s.submit({"type": "power", "player": 0, "familiar": "F08"})
+    assert s.view()["state"]["players"][0]["power_free"] is True
