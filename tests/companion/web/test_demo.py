@@ -96,8 +96,10 @@ def test_the_demo_plays_a_cat_turn_with_ground_truth_readings(page, tmp_path):
 
 
 def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
-    """The real readers in the loop: the roll and the line are read from the video and scored
-    on the page. (The readers' accuracy is measured by ``eval``; this checks they are wired.)"""
+    """The real readers in the loop: the roll, the written digit, the line and the crossed
+    candle are read from the video and the turn is scored on the page. (The readers' accuracy
+    is measured by ``eval`` and ``companion.demo.check_readers``, which finds these four events
+    even when only one frame in eight is read; this checks they are wired.)"""
     pytest.importorskip("vision.dice", reason="the dice reader is not on main yet")
     pytest.importorskip("vision.sigil", reason="the sigil reader is not on main yet")
     db = tmp_path / "g.sqlite"
@@ -110,6 +112,7 @@ def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
         page.goto(served.url + "/cat", wait_until="domcontentloaded")
         card = "svg.sigil[data-player='0'][data-card='0']"
         page.wait_for_selector(f"{card} line.ink", timeout=90_000)
+        page.wait_for_selector(f"{card} g.candle.crossed[data-candle='4']", timeout=60_000)
         page.wait_for_function("Number(document.querySelector(\"[data-total='0']\")"
                                ".innerText.split(' ')[0]) > 0", timeout=10_000)
         page.evaluate("window.scrollTo(0, 0)")
@@ -121,6 +124,8 @@ def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
         events = [e["text"] for e in app.extensions["doom"].live.process.events]
     assert any(t.startswith("roll settled: 3 5 5") for t in events), events
     assert any("new line 2-7" in t for t in events), events
+    assert any(t.startswith("digit 5 written in top box 0") for t in events), events
+    assert any(t.startswith("candle 4 crossed") for t in events), events
     print(f"frame-to-page latency with the real readers: median "
           f"{1000 * statistics.median(latencies):.0f} ms over {len(latencies)} frames; "
           f"tracker events: {events}")
