@@ -2,7 +2,7 @@
 
 ``demo.mp4`` (960x540, 10 fps, 20 s, MPEG-4 part 2, loops seamlessly) shows a Doom Cat turn --
 three white dice settle on 3 5 5, a hand writes 5 in top box 0 of sigil card A, draws line 2-7
-and crosses candle 4 -- then a Doom Machine round: four black dice and a yellow one settle on
+and crosses candle 4 -- then a Doom Machine round: the five black dice of a new run settle on
 1 2 3 4 6, the 1 is re-rolled into a 5, the dice are cleared and the card is wiped.
 ``demo.json`` is its ground truth, made by ``make_demo.py`` (which needs not be run: both files
 are committed).

@@ -11,7 +11,7 @@ The scene (times at 10 fps; the video loops seamlessly, the card is wiped at the
 1. Doom Cat: three white dice tumble in and settle on 3 5 5. A hand writes 5 in top box 0 of the
    sigil card (layout A), draws a line between candle 2 (a 3) and candle 7 (a 5), and crosses
    out candle 4 (the other 5). The hand sweeps the dice away.
-2. Doom Machine: four black dice and a yellow one tumble in and settle on 1 2 3 4 6. The 1 is
+2. Doom Machine: the five black dice of a new run tumble in and settle on 1 2 3 4 6. The 1 is
    picked up (the re-roll slot) and rolled again: 5. The hand clears the dice and wipes the card.
 
 Dice are drawn with :func:`vision.render.dice.draw_dice` and the card with
@@ -54,7 +54,7 @@ CAT_DICE = [(3, "white", (170.0, 250.0)), (5, "white", (290.0, 330.0)),
             (5, "white", (400.0, 235.0))]
 MACHINE_DICE = [(6, "black", (130.0, 190.0)), (2, "black", (245.0, 290.0)),
                 (4, "black", (365.0, 200.0)), (1, "black", (470.0, 320.0)),
-                (3, "yellow", (215.0, 420.0))]
+                (3, "black", (215.0, 420.0))]
 REROLL_INDEX = 3  # the black 1
 REROLLED = (5, "black", (420.0, 430.0))
 
