@@ -172,8 +172,12 @@ class EngineRules:
         p = game.players[player]
         card = p.cards[pieces["card"]]
         lines = list(card.lines)
-        if pieces.get("line") is not None and tuple(pieces["line"]) not in card.lines:
-            lines.append(tuple(pieces["line"]))
+        power = pieces.get("power") or {}
+        if power.get("erase") and tuple(power["erase"]) in lines:   # the Snake's
+            lines.remove(tuple(power["erase"]))
+        for line in (pieces.get("line"), power.get("extra_line")):  # and the Raven's
+            if line is not None and tuple(line) not in lines:
+                lines.append(tuple(line))
         crossed = set(card.crossed)
         if pieces.get("cross") is not None:
             crossed.add(pieces["cross"])

@@ -34,11 +34,17 @@
     svg.append(h("line", { x1: 3, y1: d.horizontal_y, x2: W - 3, y2: d.horizontal_y, class: "divider" }));
     for (const [x, y] of L.stars) svg.append(h("text", { x, y: y + 1.6, class: "star", "text-anchor": "middle" }, "★"));
     const cc = L.candles.map((k) => k.center);
-    for (const [a, b] of S.lines) svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink", "data-line": `${a}-${b}` }));
     const pending = ctx.pieces && ctx.pieces.card === c ? ctx.pieces : null;
+    const power = (pending && pending.power) || {};
+    const erased = power.erase ? power.erase.join("-") : null;   // the Snake's line, this turn
+    for (const [a, b] of S.lines) svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" + (`${a}-${b}` === erased ? " erased" : ""), "data-line": `${a}-${b}` }));
     if (pending && pending.line) {
       const [a, b] = pending.line;
       svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" }));
+    }
+    if (power.extra_line) {   // the Raven's extra line, this turn
+      const [a, b] = power.extra_line;
+      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink extra", "data-extra-line": `${a}-${b}` }));
     }
     const crossed = new Set(S.crossed);
     if (pending && pending.cross !== null) crossed.add(pending.cross);

@@ -143,21 +143,24 @@
     const parts = ((catalogue && catalogue.parts) || []).filter((p) => !p.core).sort((a, b) => a.name.localeCompare(b.name));
     const starters = [0, 1, 2].map((k) => h("select", { "data-revealed": k, "aria-label": `starting part ${k + 1}` },
       h("option", { value: "" }, "shuffled"), parts.map((p) => h("option", { value: p.id }, p.name))));
+    const begin = async () => {
+      const setup = { hard: hard.checked };
+      if (seed.value !== "") setup.seed = Number(seed.value);
+      const revealed = starters.map((x) => x.value).filter(Boolean);
+      if (revealed.length) setup.revealed = revealed;
+      const r = await api("POST", "/api/games", { kind: "machine", title: hard.checked ? "Doom Machine (hard)" : "Doom Machine", setup });
+      if (r.ok) { current = r.doc; showSetup = false; selected.clear(); draw(); }
+    };
     return h("div", { class: "panel setup" }, h("div", { class: "panel-head" }, h("h2", {}, "New Doom Machine run"),
       cur ? h("button", { class: "ghost", onclick: () => { showSetup = false; draw(); } }, "Back to the game") : null),
-    h("div", { class: "row" },
-      h("label", { class: "check" }, hard, " Hard mode (all 16 parts, player card side B)"),
-      h("label", {}, "Shuffle seed (optional)", seed),
-      h("button", { id: "start-machine", onclick: async () => {
-        const setup = { hard: hard.checked };
-        if (seed.value !== "") setup.seed = Number(seed.value);
-        const revealed = starters.map((x) => x.value).filter(Boolean);
-        if (revealed.length) setup.revealed = revealed;
-        const r = await api("POST", "/api/games", { kind: "machine", title: hard.checked ? "Doom Machine (hard)" : "Doom Machine", setup });
-        if (r.ok) { current = r.doc; showSetup = false; selected.clear(); draw(); }
-      } }, "Start")),
-    h("div", { class: "row" }, h("span", { class: "muted" }, "Starting parts turned over (left to right):"), starters),
-    h("p", { class: "muted" }, "Set the table as the rulebook says and name the three cards you turned over (or let the program shuffle). Roll your dice in view of the camera, or enter them here."));
+    h("div", { class: "setup-grid" },
+      h("div", { class: "row" },
+        h("label", { class: "check" }, hard, " Hard mode (all 16 parts, player card side B)"),
+        h("label", {}, "Shuffle seed (optional)", seed)),
+      h("div", {}, h("h3", { class: "sub" }, "Starting parts turned over (left to right)"),
+        h("div", { class: "row" }, starters.map((x, k) => h("label", {}, `Part ${k + 1}`, x)))),
+      h("p", { class: "muted" }, "Set the table as the rulebook says and name the three cards you turned over (or leave them shuffled: the program draws them). Roll your dice in view of the camera, or enter them here."),
+      h("div", { class: "row" }, h("button", { id: "start-machine", onclick: begin }, "Start"))));
   }
 
   function draw() {

@@ -138,8 +138,11 @@ def test_the_raven_draws_an_extra_line_named_with_the_power(hub):
     s.submit({"type": "roll", "dice": [1, 2, 3]})
     assert [4, 5] in s.view()["state"]["players"][0]["cards"][0]["open_lines"]
     refused(s, {"type": "power", "player": 0, "familiar": "F02"}, "extra line")
+    assert s.view()["state"]["players"][0]["cards"][0]["score"]["goals"]["03"] == 0
     assert s.submit({"type": "power", "player": 0, "familiar": "F02", "card": 0,
                      "extra_line": [4, 5]}).ok
+    live = s.view()["state"]["players"][0]["cards"][0]["score"]   # counted at once:
+    assert live["pending"] and live["goals"]["03"] == 2           # #03, 1 VP a used candle
     refused(s, {"type": "write", "player": 0, "card": 1, "value": 1}, "card 1")
     assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2],
                      "cross": 0}).ok
@@ -257,3 +260,25 @@ def test_only_a_power_the_engine_judges_whole_frees_the_candles(hub):
     assert s.view()["state"]["players"][0]["power_free"] is False
     s.submit({"type": "power", "player": 0, "familiar": "F08"})
     assert s.view()["state"]["players"][0]["power_free"] is True
+
+
+@pytest.mark.browser
+def test_the_raven_extra_line_is_chosen_and_drawn_by_clicks(tmp_path, page, hub):
+    s = hub.create_game("cat", "Raven", solo("F02"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.click("[data-power='0']")
+        page.click(".picker button[data-value='0']")      # on card 1
+        page.click(".picker button[data-value='4,5']")    # the extra line 4-5
+        page.wait_for_selector("svg.sigil[data-card='0'] line[data-extra-line='4-5']")
+        assert "extra line 4–5" in page.locator("[data-power-note]").inner_text()
+        page.click("[data-write='0-0-1']")
+        page.click("[data-line='0-0-1-2']")
+        page.click("[data-cross='0-0-0']")
+        page.wait_for_selector("[data-power-used='0']")
+        lines = page.locator("svg.sigil[data-card='0'] line.ink").evaluate_all(
+            "els => els.map(e => e.dataset.line)")
+        assert lines == ["1-2", "4-5"]
+        assert page.errors == []
