@@ -307,6 +307,7 @@
       onclick: (x) => pick(x.currentTarget, opts, (v) => amend(e, make(v)), title) }, label);
     const faces = (cur) => [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === cur }));
     if (ev.type === "write") return btn("fix", faces(ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    if (ev.type === "pick") return btn("fix", ((catalogue && catalogue.familiars) || []).map((f) => ({ label: `${f.id} ${f.name}`, value: f.id, current: f.id === ev.familiar })), (v) => ({ ...ev, familiar: v }), "The familiar picked is");
     if (ev.type === "cross") return btn("fix", [...Array(12).keys()].map((x) => ({ label: String(x), value: x, current: x === ev.candle })), (v) => ({ ...ev, candle: v }), "The candle crossed is");
     if (ev.type === "line") {
       const [a, b] = ev.line; const opts = [];

@@ -282,3 +282,24 @@ def test_the_raven_extra_line_is_chosen_and_drawn_by_clicks(tmp_path, page, hub)
             "els => els.map(e => e.dataset.line)")
         assert lines == ["1-2", "4-5"]
         assert page.errors == []
+
+
+@pytest.mark.browser
+def test_a_familiar_picked_wrongly_is_corrected_in_the_log(tmp_path, page, hub):
+    s = hub.create_game("cat", "Picks", asymmetric("Ann", "Bo"))
+    s.submit({"type": "pick_roll", "rolls": [[6, 6, 6], [1, 1, 1]]})
+    wrong = s.submit({"type": "pick", "player": 0, "familiar": "F04"}).event_id
+    s.submit({"type": "pick", "player": 1, "familiar": "F05"})
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-familiar='0']:has-text('F04')")
+        page.click(f"#events li[data-event='{wrong}'] button[data-fix]")
+        page.click(".picker button[data-value='F08']")
+        page.wait_for_selector("[data-familiar='0']:has-text('F08 Moth')")
+        refused_pick = page.locator(f"#events li[data-event='{wrong}'] button[data-fix]")
+        refused_pick.click()
+        page.click(".picker button[data-value='F05']")      # Bo has the Spider
+        page.wait_for_selector("#warning:has-text('already taken')")
+        assert "F08" in page.locator("[data-familiar='0']").text_content()
+        assert [e for e in page.errors if "409 (CONFLICT)" not in e] == []   # the refusal
