@@ -13,9 +13,15 @@ Two ways to find a card:
   card-like ratio (from several binary masks of the photo; when a hand breaks the outline, the
   four longest straight runs of it), their sides refitted as straight lines (rounded corners),
   and the orientation (which corner is the top-left) chosen by matching the printed artwork:
-  the blank card's reference image (correlation, then ECC image alignment) for the reader, the
-  layout's printed boxes and candles for registration. A poor best match raises
-  :class:`NoCard`: never a made-up pose.
+  the blank card's reference image for the reader, the layout's printed boxes and candles for
+  registration.
+
+The reader then refines the pose with the blank card (:func:`refine_by_patches`: textured
+patches of the reference found in the photo, a RANSAC homography through them; coarse, then
+fine), for outlines and for markers alike (two or three blurred markers fix the far side of the
+card only roughly). A poor best match, or candles not where the layout puts them
+(:func:`candle_scores`: a card of another layout, another design with the same frame), raises
+:class:`NoCard`: never a made-up pose.
 
 Convention: card geometry in mm, origin at the card's top-left corner, x right, y down; image
 points ``(x, y)`` pixels, origin top-left; corners are listed TL, TR, BR, BL of the card as
@@ -71,7 +77,9 @@ class PoseConfig:
     light-normalised photo with the blank card, both rectified at 2 px/mm."""
 
     min_match: float = 0.2          # below: NoCard
-    refine_candidates: int = 2      # best-scoring outline poses refined by ECC
+    min_candle_match: float = 0.3   # correlation over a candle's disc with the blank card
+    candles_seen: int = 3           # candles that must reach min_candle_match, else NoCard
+    refine_candidates: int = 2      # best-scoring outline poses refined
     good_match: float = 0.55        # a first candidate this good needs no rival
 
 
@@ -638,7 +646,6 @@ def rectify_card(image: np.ndarray, pose: Pose, geom: CardGeometry, px_per_mm: f
 
 
 MATCH_PPM = 2.0
-ECC_PPM = 1.5
 
 
 def _normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float) -> np.ndarray:
@@ -688,23 +695,6 @@ def _score(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray
     return float((_match_image(image, h, geom) * _ref_at(ref, geom, MATCH_PPM, True)).sum())
 
 
-def _refine_ecc(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
-                ) -> np.ndarray | None:
-    """Refine a homography by aligning the photo with the blank card (ECC): a quad found a
-    few mm off (rounded corners, a printed frame, an inner panel) snaps onto the artwork."""
-    s = ECC_PPM
-    g = _normalised(image, h, geom, s)
-    r = _ref_at(ref, geom, s, False)
-    warp = np.eye(3, dtype=np.float32)
-    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 25, 1e-3)
-    try:
-        _, warp = cv2.findTransformECC(r, g, warp, cv2.MOTION_HOMOGRAPHY, crit, None, 3)
-    except cv2.error:
-        return None
-    sc = np.diag([s, s, 1.0])
-    return h @ np.linalg.inv(sc) @ warp.astype(np.float64) @ sc
-
-
 # ------------------------------------------------------------------------------ finding
 
 def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
@@ -738,11 +728,15 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     notes: list[str] = []
     pose = find_by_markers(gray, geom, others)
     if pose is not None:
-        if len(refs) == 1:
-            return pose, 0, notes
         g = _match_image(image, pose.homography, geom)
         scores = [float((g * _ref_at(r, geom, MATCH_PPM, True)).sum()) for r in refs]
-        return pose, int(np.argmax(scores)), notes
+        which = int(np.argmax(scores))
+        # corners of two or three small markers, blurred, fix the far side of the card only
+        # roughly: the printed artwork pins it down
+        h1 = _refine(image, pose.homography, geom, refs[which], len(pose.markers) < 4)
+        if h1 is not None and _score(image, h1, geom, refs[which]) > scores[which]:
+            pose = _pose_of(h1, geom, "markers", pose.markers)
+        return pose, which, notes
     if geom.markers:
         notes.append("markers not found: card found by its outline")
     scored: list[tuple[float, np.ndarray, int]] = []
@@ -766,20 +760,27 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
     scored.sort(key=lambda x: -x[0])
     best: tuple[float, np.ndarray, int] | None = None
-    for n, (score, h0, i) in enumerate(scored[:cfg.refine_candidates]):
-        if n and best is not None and best[0] >= cfg.good_match:
+    top = (-1.0, -1.0)
+    for (score, h0, i) in scored[:cfg.refine_candidates]:
+        if best is not None and best[0] >= cfg.good_match:
             break  # the first candidate is clearly the card: no need to look further
-        h1 = _refine_ecc(image, h0, geom, refs[i])
+        h1 = _refine(image, h0, geom, refs[i])
         if h1 is not None:
             s1 = _score(image, h1, geom, refs[i])
             if s1 > score:
                 score, h0 = s1, h1
-        if best is None or score > best[0]:
+        # the candles must be where the layout puts them: a card of another layout, or of
+        # another design with the same frame, matches the rest of the card well
+        cs = candle_scores(image, h0, geom, refs[i])
+        candles = float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
+        top = max(top, (score, candles))
+        if score >= cfg.min_match and candles >= cfg.min_candle_match \
+                and (best is None or score > best[0]):
             best = (score, h0, i)
-    assert best is not None
-    if best[0] < cfg.min_match:
+    if best is None:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
-                     f"{best[0]:.2f} < {cfg.min_match}): wrong layout, or no card")
+                     f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
+                     f"{cfg.min_candle_match} needed): wrong layout, or no card")
     return _pose_of(best[1], geom, "outline"), best[2], notes
 
 
@@ -832,3 +833,167 @@ def find_card(image: np.ndarray, layout: Any) -> Pose:
                      f"(a {geom.width:g}x{geom.height:g} mm card, held flat, whole in view)")
     _, hom, q = max(found, key=lambda f: f[0])
     return Pose(hom, "outline", (), q)
+
+
+# ------------------------------------------------------------------ refinement by patches
+
+@dataclass(frozen=True)
+class _Patches:
+    """Textured patches of a reference at ``s`` px/mm: centres (mm) and images."""
+
+    centres: np.ndarray          # (N, 2) mm
+    images: list[np.ndarray]     # (p, p) float32 each
+    half: int                    # patch half size, px
+
+
+def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
+             cell_mm: float, most: int) -> _Patches:
+    """The reference's most textured patch in each ``cell_mm`` cell of a grid over the card
+    (two-dimensional texture: the smaller eigenvalue of the structure tensor, so that a
+    straight edge, which only fixes one direction, is not chosen), the ``most`` best of them.
+    Cached per reference."""
+    key = ("patches", id(ref), geom.size_mm, s, patch_mm, cell_mm, most)
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]  # type: ignore[return-value]
+    r = _ref_at(ref, geom, s, False)
+    half = max(3, round(patch_mm * s / 2))
+    gx = cv2.Sobel(r, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(r, cv2.CV_32F, 0, 1)
+    k = (2 * half + 1, 2 * half + 1)
+    jxx, jyy, jxy = (cv2.boxFilter(a, -1, k) for a in (gx * gx, gy * gy, gx * gy))
+    lam = (jxx + jyy) / 2 - np.sqrt(((jxx - jyy) / 2) ** 2 + jxy ** 2)
+    hh, ww = r.shape
+    cell = max(2, round(cell_mm * s))
+    margin = half + 1
+    centres, images, scores = [], [], []
+    for y0 in range(margin, hh - margin, cell):
+        for x0 in range(margin, ww - margin, cell):
+            block = lam[y0:min(y0 + cell, hh - margin), x0:min(x0 + cell, ww - margin)]
+            if block.size == 0:
+                continue
+            j = int(np.argmax(block))
+            y, x = y0 + j // block.shape[1], x0 + j % block.shape[1]
+            scores.append(float(block.flat[j]))
+            centres.append(((x + 0.5) / s, (y + 0.5) / s))   # pixel x covers [x, x+1) / s
+            images.append(r[y - half:y + half + 1, x - half:x + half + 1].copy())
+    keep = np.zeros(len(scores), bool)
+    if scores:
+        sc = np.array(scores)
+        keep[np.argsort(-sc)[:most]] = True
+        keep &= sc > 0.25 * np.percentile(sc, 90)
+    out = _Patches(np.array(centres, np.float64)[keep].reshape(-1, 2),
+                   [im for im, k2 in zip(images, keep, strict=True) if k2], half)
+    _REF_CACHE[key] = (ref, out)  # type: ignore[assignment]
+    return out
+
+
+def _min_channel_normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
+                            pad_mm: float) -> np.ndarray:
+    """The photo rectified at ``s`` px/mm with ``pad_mm`` around the card, darkest channel."""
+    w, hh = geom.size_mm
+    size = (round((w + 2 * pad_mm) * s), round((hh + 2 * pad_mm) * s))
+    m = h @ np.array([[1 / s, 0, -pad_mm], [0, 1 / s, -pad_mm], [0, 0, 1]])
+    rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+    b, g, r = cv2.split(rect)
+    return cv2.min(cv2.min(b, g), r).astype(np.float32)
+
+
+def _photo_ppm(h: np.ndarray, geom: CardGeometry) -> float:
+    c = np.array(geom.size_mm) / 2.0
+    jac = project(h, np.array([c, c + np.array([1.0, 0.0]), c + np.array([0.0, 1.0])]))
+    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
+    return float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
+
+
+def refine_by_patches(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray, *,
+                      s: float, reach_mm: float, patch_mm: float = 7.0, cell_mm: float = 10.0,
+                      most: int = 40, min_ncc: float = 0.5,
+                      ) -> tuple[np.ndarray, int, float] | None:
+    """Refine a pose by matching textured patches of the blank card (``ref``) in the photo.
+
+    The photo is rectified with ``h`` at ``s`` px/mm; each patch is searched within
+    ``reach_mm`` of where ``h`` puts it (normalised cross-correlation, sub-pixel peak); a
+    homography through the matches (RANSAC: a hand, ink or glare spoils some of them) replaces
+    ``h``. Returns ``(homography, inliers, share of the card's area their hull covers)``, or
+    None when too few patches match.
+    """
+    pt = _patches(ref, geom, s, patch_mm, cell_mm, most)
+    if len(pt.centres) < 6:
+        return None
+    g = _min_channel_normalised(image, h, geom, s, reach_mm)
+    pad = reach_mm * s
+    rad = max(1, round(reach_mm * s))
+    src, dst = [], []
+    for (cx, cy), tpl in zip(pt.centres, pt.images, strict=True):
+        x, y = round(cx * s + pad), round(cy * s + pad)
+        win = g[y - pt.half - rad:y + pt.half + rad + 1, x - pt.half - rad:x + pt.half + rad + 1]
+        if win.shape != (tpl.shape[0] + 2 * rad, tpl.shape[1] + 2 * rad):
+            continue
+        if float(cv2.meanStdDev(win)[1][0, 0]) < 2.0:
+            continue
+        res = cv2.matchTemplate(win, tpl, cv2.TM_CCOEFF_NORMED)
+        _, peak, _, (px, py) = cv2.minMaxLoc(res)
+        if peak < min_ncc or not (0 < px < res.shape[1] - 1 and 0 < py < res.shape[0] - 1):
+            continue
+        dx = res[py, px - 1] - 2 * peak + res[py, px + 1]
+        dy = res[py - 1, px] - 2 * peak + res[py + 1, px]
+        ox = 0.0 if dx >= 0 else 0.5 * (res[py, px - 1] - res[py, px + 1]) / dx
+        oy = 0.0 if dy >= 0 else 0.5 * (res[py - 1, px] - res[py + 1, px]) / dy
+        src.append((cx, cy))
+        dst.append(((x - rad + px + ox - pad) / s, (y - rad + py + oy - pad) / s))
+    if len(src) < 6:
+        return None
+    src_a = np.array(src, np.float64)
+    dst_px = project(h, np.array(dst, np.float64))
+    tol = max(1.0, 0.35 * _photo_ppm(h, geom))     # 0.35 mm
+    h2, inl = cv2.findHomography(src_a, dst_px, cv2.RANSAC, tol)
+    if h2 is None or inl is None:
+        return None
+    mask = inl.ravel().astype(bool)
+    n = int(mask.sum())
+    if n < 6:
+        return None
+    hull = cv2.convexHull(src_a[mask].astype(np.float32))
+    cover = float(cv2.contourArea(hull)) / (geom.width * geom.height)
+    return h2, n, cover
+
+
+_COARSE = (2.0, 6.0, 8.0, 9.0, 200)   # px/mm, reach mm, patch mm, cell mm, most patches
+_FINE = (4.0, 1.5, 6.0, 7.0, 200)
+
+
+def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+            coarse: bool = True) -> np.ndarray | None:
+    """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement."""
+    out = None
+    for s, reach, patch, cell, most in ((_COARSE, _FINE) if coarse else (_FINE,)):
+        r = refine_by_patches(image, h, geom, ref, s=s, reach_mm=reach, patch_mm=patch,
+                              cell_mm=cell, most=most)
+        if r is None:
+            return out
+        h = out = r[0]
+    return out
+
+
+def candle_scores(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+                  s: float = 2.0) -> np.ndarray:
+    """Per candle, the correlation of the photo with the blank card over its disc (and 1 mm
+    around): where layouts differ, so a card of another layout, or a pose off by a candle,
+    scores low. NaN where the disc is flat in the reference or the photo."""
+    g = _normalised(image, h, geom, s)
+    r = _ref_at(ref, geom, s, False)
+    out = np.full(len(geom.candles), np.nan)
+    for k, c in enumerate(geom.candles):
+        rad = (c.radius + 1.0) * s
+        x0, y0 = int(c.center[0] * s - rad), int(c.center[1] * s - rad)
+        x1, y1 = int(np.ceil(c.center[0] * s + rad)) + 1, int(np.ceil(c.center[1] * s + rad)) + 1
+        if x0 < 0 or y0 < 0 or y1 > r.shape[0] or x1 > r.shape[1]:
+            continue
+        a = g[y0:y1, x0:x1] - g[y0:y1, x0:x1].mean()
+        b = r[y0:y1, x0:x1] - r[y0:y1, x0:x1].mean()
+        den = float(np.sqrt((a * a).sum() * (b * b).sum()))
+        if den > 1e-6:
+            out[k] = float((a * b).sum()) / den
+    return out

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.doomcat.layouts import load_layout
+from vision.render.cardface import card_face
+from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
+from vision.sigil.geometry import card_geometry, project
+from vision.sigil.ink import prepare_reference
+from vision.sigil.pose import NoCard, PoseConfig, find_pose, marker_ids_of, refine_by_patches
+
+
+def _reference(letter: str, art: str, design: int) -> np.ndarray:
+    geom = card_geometry(load_layout(letter))
+    return prepare_reference(np.asarray(card_face(geom, art, design, 5.0).image), geom, 4.0).grey
+
+
+def _photo(letter: str, art: str, design: int, seed: int, *, hide_markers: int = 0, **fixed):
+    rng = np.random.default_rng(seed)
+    card = render_card(load_layout(letter), None, CardStyle(art, design, 8.0), rng)
+    geom = card_geometry(load_layout(letter))
+    for m in geom.markers[:hide_markers]:          # e.g. covered by a finger, torn off
+        (cx, cy), half = m.center, m.size / 2 + 1.0
+        cv2.rectangle(card.image, (round((cx - half) * 8), round((cy - half) * 8)),
+                      (round((cx + half) * 8), round((cy + half) * 8)), (255, 255, 255), -1)
+    cond = sample_conditions(rng, glare=0.0, shadow=0.0, defocus_px=0.0, **fixed)
+    frame, info = photograph(card, rng, cond)
+    _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    return cv2.imdecode(data, cv2.IMREAD_COLOR), info, geom
+
+
+def _error_px(h: np.ndarray, truth: np.ndarray, geom) -> float:
+    """Largest distance between where two homographies put the candle centres."""
+    pts = geom.centers()
+    return float(np.linalg.norm(project(h, pts) - project(truth, pts), axis=1).max())
+
+
+@pytest.mark.parametrize(("letter", "design", "seed", "hand", "tilt"), [
+    ("A", 0, 11, False, 35.0),
+    ("B", 1, 12, True, 20.0),
+    ("C", 2, 13, False, 45.0),
+    ("D", 3, 14, True, 30.0),
+])
+def test_printed_card_pose_is_precise(letter, design, seed, hand, tilt):
+    frame, info, geom = _photo(letter, "printed", design, seed, hand=hand, tilt_deg=tilt,
+                               motion_px=0.0, fill=0.35)
+    pose, which, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                               [_reference(letter, "printed", design)])
+    assert pose.method == "outline" and which == 0
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_two_blurred_markers_are_refined_by_the_artwork():
+    """Two markers on one side of the card fix its far side only roughly; the printed
+    artwork pins it down."""
+    frame, info, geom = _photo("A", "companion", 0, 21, hide_markers=2, hand=False,
+                               tilt_deg=40.0, motion_px=3.0, fill=0.3)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("A", "companion", 0)])
+    assert pose.method == "markers" and len(pose.markers) == 2
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_refine_by_patches_recovers_a_pose_a_few_mm_off():
+    frame, info, geom = _photo("B", "printed", 2, 31, hand=False, tilt_deg=25.0, motion_px=0.0)
+    w, h = geom.size_mm
+    card = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    off = card + np.float32([[3, -2], [-2, 3], [2, 2], [-3, -2]])   # 2-3 mm off
+    rough = cv2.getPerspectiveTransform(card, project(info.homography, off).astype(np.float32))
+    assert _error_px(rough, info.homography, geom) > 8
+    ref = _reference("B", "printed", 2)
+    coarse = refine_by_patches(frame, rough, geom, ref, s=2.0, reach_mm=6.0, patch_mm=8.0,
+                               cell_mm=9.0)
+    assert coarse is not None
+    fine = refine_by_patches(frame, coarse[0], geom, ref, s=4.0, reach_mm=1.5, patch_mm=6.0,
+                             cell_mm=7.0)
+    assert fine is not None
+    hom, inliers, cover = fine
+    assert inliers >= 20 and cover > 0.5
+    assert _error_px(hom, info.homography, geom) < 1.0
+
+
+def test_the_wrong_layouts_reference_finds_no_card():
+    """A printed card of layout A checked against layout C's blank card: no pose, not a wrong
+    one."""
+    frame, _, _ = _photo("A", "printed", 1, 41, hand=False, tilt_deg=20.0, motion_px=0.0)
+    geom_c = card_geometry(load_layout("C"))
+    with pytest.raises(NoCard):
+        find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom_c,
+                  [_reference("C", "printed", 1)], PoseConfig(),
+                  marker_ids_of([load_layout(x) for x in "ABCD"]))
