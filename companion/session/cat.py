@@ -25,7 +25,9 @@ power      player, familiar, [card], its parameters      a one-off familiar powe
 A power's parameters: the Black Cat (F01) ``die`` 0-2 and ``to`` 1-6; the Bat (F06) ``dice``
 (the three re-rolled); the Raven (F02) ``card`` and ``extra_line``; the Snake (F07) ``card``
 and ``erase``; the Owl (F04) and the Moth (F08) none. The power joins the player's pieces of
-the turn and goes to the engine with the move.
+the turn and goes to the engine with the move. The camera uses two powers by itself: a second
+line read in a turn is the Raven's extra line, a line erased during a turn the Snake's (when
+that player has the familiar, unused).
 
 Convention: players and cards are 0-based indices (card 0 and 1 of each player); candles the
 indices 0-11 of the card's layout; lines pairs ``[a, b]`` with a < b.
@@ -409,13 +411,46 @@ class CatAdapter:
         if kind == "digit":
             return {"type": "write", **who, "value": int(doc["value"])}
         if kind == "line":
-            return {"type": "line", **who, "line": [int(v) for v in doc["line"]]}
+            line = sorted(int(v) for v in doc["line"])
+            power = self._camera_power(state, who, "F02", "extra_line", line)
+            if power is not False:
+                return power
+            return {"type": "line", **who, "line": line}
         if kind == "crossed":
             return {"type": "cross", **who, "candle": int(doc["candle"])}
         if kind == "erased" and not doc.get("wiped"):
+            elements = list(doc.get("elements", []))
+            if len(elements) == 1 and str(elements[0]).startswith("line "):
+                line = sorted(int(v) for v in str(elements[0])[5:].split("-"))
+                power = self._camera_power(state, who, "F07", "erase", line)
+                if power is not False:
+                    return power
             raise Refused(f"{doc.get('text', 'something was erased')}: if it was a mistake, "
                           "undo it here")
         return None
+
+    def _camera_power(self, state: CatState, who: Mapping[str, Any], familiar: str, key: str,
+                      line: list[int]) -> dict[str, Any] | bool | None:
+        """A line drawn or erased that is a familiar's power this turn: the Raven's second
+        line (a line is already drawn this turn), the Snake's erased line. The power event,
+        None when the power already holds this line, False when it is no power."""
+        p = who["player"]
+        if p >= len(state.pieces) or self.rules.phase(state.game) != "turn" \
+                or self.rules.done(state.game, p):
+            return False
+        have = state.pieces[p]
+        if have.power is not None:
+            same = have.power.get("familiar") == familiar and have.power.get(key) == line
+            return None if same else False
+        fam = self.rules.familiar(state.game, p)
+        if fam is None or fam["id"] != familiar or fam["used"]:
+            return False
+        if familiar == "F02" and have.line is None:
+            return False   # the turn's own line comes first
+        if have.card is not None and have.card != who["card"]:
+            return False
+        return {"type": "power", "player": p, "card": who["card"], "familiar": familiar,
+                key: line, "source": "camera"}
 
     # -- views ---------------------------------------------------------------------------
     def view(self, state: CatState) -> dict[str, Any]:

@@ -303,3 +303,52 @@ def test_a_familiar_picked_wrongly_is_corrected_in_the_log(tmp_path, page, hub):
         page.wait_for_selector("#warning:has-text('already taken')")
         assert "F08" in page.locator("[data-familiar='0']").text_content()
         assert [e for e in page.errors if "409 (CONFLICT)" not in e] == []   # the refusal
+
+
+# -- the camera: a second line in a turn is the Raven's, an erased line the Snake's ------
+
+def camera(s, doc):
+    """What the session makes of a tracker event on Ann's card 1 (None: nothing)."""
+    return s.engine.from_tracker(s.state, {"player": 0, "card_index": 0, **doc})
+
+
+def test_a_second_line_read_in_a_turn_is_the_ravens_extra_line(hub):
+    s = hub.create_game("cat", "t", solo("F02"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    first = camera(s, {"kind": "line", "line": [1, 2]})
+    assert first["type"] == "line" and s.submit(first).ok
+    second = camera(s, {"kind": "line", "line": [4, 5]})
+    assert second == {"type": "power", "player": 0, "card": 0, "familiar": "F02",
+                      "extra_line": [4, 5], "source": "camera"}
+    assert s.submit(second).ok
+    assert camera(s, {"kind": "line", "line": [4, 5]}) is None   # seen again: nothing new
+    s.submit({"type": "write", "player": 0, "card": 0, "value": 1})
+    s.submit({"type": "cross", "player": 0, "card": 0, "candle": 0})
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[1, 2], [4, 5]]
+
+
+def test_a_line_erased_during_a_turn_is_the_snakes_power(hub):
+    s = hub.create_game("cat", "t", solo("F07"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2], "cross": 0})
+    erased = {"kind": "erased", "elements": ["line 1-2"], "wiped": False,
+              "text": "erased line 1-2 on card A"}
+    with pytest.raises(Exception, match="undo it here"):   # no roll yet: not a power
+        camera(s, erased)
+    s.submit({"type": "roll", "dice": [4, 2, 3]})
+    power = camera(s, erased)
+    assert power == {"type": "power", "player": 0, "card": 0, "familiar": "F07",
+                     "erase": [1, 2], "source": "camera"}
+    assert s.submit(power).ok
+    assert camera(s, erased) is None
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 4, "line": [7, 8],
+                     "cross": 3}).ok
+    assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[7, 8]]
+
+
+def test_without_the_power_a_second_line_is_still_refused(hub):
+    s = hub.create_game("cat", "t", solo("F04"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    s.submit(camera(s, {"kind": "line", "line": [1, 2]}))
+    out = s.submit(camera(s, {"kind": "line", "line": [4, 5]}))
+    assert not out.ok and "one line per turn" in out.reason
