@@ -73,6 +73,7 @@ class MachineAdapter:
                         {"type": "array", "items": DIE_ID, "maxItems": 5}]},
                     "die": DIE_ID, "delta": {"enum": [-1, 1]}, "value": FACE,
                     "part": PART_ID, "source": {"enum": ["camera", "manual", "random"]},
+                    "locks": {"type": "array", "items": DIE_ID, "maxItems": 10},
                 }}
 
     def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
@@ -218,6 +219,9 @@ class MachineAdapter:
         v["to_roll"] = [d["id"] for d in state.game.get("dice", []) if d["at"] == "ready"]
         v["drawable"] = [{"part": p, "name": self.part_name(p)}
                          for p in self.drawable(state.game)]
+        dice = state.game.get("dice", [])   # the dice a lock icon may set aside (engine order)
+        free = [d["id"] for d in dice if d["at"] in ("hand", "spent", "ready")]
+        v["lockable"] = free or [d["id"] for d in dice if d["at"] == "shield"]
         return v
 
     def drawable(self, game: Mapping[str, Any]) -> list[str]:
@@ -253,7 +257,9 @@ class MachineAdapter:
         if t == "end_turn":
             return "end of the player phase"
         if t == "cycle":
-            return f"machine: {self.part_name(str(event.get('part')))} cycles"
+            locks = event.get("locks")
+            chosen = f" (lock: die {', '.join(map(str, locks))})" if locks else ""
+            return f"machine: {self.part_name(str(event.get('part')))} cycles{chosen}"
         if t == "grow":
             if event.get("part"):
                 return f"machine grows: {self.part_name(str(event['part']))} drawn"

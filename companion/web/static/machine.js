@@ -114,7 +114,7 @@
     h("ol", { class: "log", id: "events" }, cur.log.slice().reverse().slice(0, 40).map((e, i) => h("li", { class: e.amended ? "amended" : "", "data-event": e.id },
       h("span", { class: "n" }, String(cur.log.length - i)), h("span", { class: "t" }, e.text),
       e.event.type === "roll" && e.event.dice ? h("span", { class: "fix" }, Object.entries(e.event.dice).map(([id, v]) => h("button", {
-        class: "die tiny clickable", title: "correct die " + id, "data-fix": id,
+        class: "die tiny clickable " + ((s.dice.find((d) => String(d.id) === id) || {}).color || ""), title: "correct die " + id, "data-fix": id,
         onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === v })), async (nv) => {
           const event = { ...e.event, dice: { ...e.event.dice, [id]: nv } };
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event });
@@ -132,6 +132,12 @@
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, part: nv } });
           if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the card drawn", "ok"); }
         }, "The card turned over is"),
+      }, "fix")) : e.event.type === "cycle" && e.event.locks ? h("span", { class: "fix" }, h("button", {
+        class: "ghost chip", title: "correct the die locked", "data-fix-lock": e.id,
+        onclick: (ev) => pick(ev.currentTarget, s.dice.map((d) => ({ label: `die ${d.id} (${d.color})`, value: d.id, current: e.event.locks.includes(d.id) })), async (nv) => {
+          const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, locks: [nv] } });
+          if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the die locked", "ok"); }
+        }, "The die set aside is"),
       }, "fix")) : null))),
     h("h3", { class: "sub" }, "Machine"),
     h("ol", { class: "log machine-log", id: "machine-log" }, s.log.slice().reverse().slice(0, 60).map((line) => h("li", {}, h("span", { class: "t" }, line)))));
@@ -163,6 +169,14 @@
       h("div", { class: "row" }, h("button", { id: "start-machine", onclick: begin }, "Start"))));
   }
 
+  /* The next step cycles a part onto a lock icon and the player has dice to choose from. */
+  function locking(s) {
+    const step = s.next_step;
+    if (s.phase !== "machine" || !step || step.type !== "cycle") return false;
+    const part = s.row.find((p) => p.part === step.part);
+    return !!part && (part.next.icons || []).includes("lock") && (s.lockable || []).length > 1;
+  }
+
   function draw() {
     const app = $("app");
     if (!current || showSetup) { app.replaceChildren(setupPanel(null, current)); return; }
@@ -181,10 +195,13 @@
       s.phase === "player" ? h("button", { id: "end-turn", onclick: () => send({ type: "end_turn" }) }, "End player phase →") : null,
       s.phase === "machine" && growing && drawable.length ? h("button", { id: "name-part", onclick: (ev) => pick(ev.currentTarget,
         drawable.map((p) => ({ label: p.name, value: p.part })), (v) => send({ type: "grow", part: v, source: "manual" }), "The card turned over is") }, "▶ Draw: name the card turned over") : null,
-      s.phase === "machine" ? h("button", { class: growing && drawable.length ? "ghost" : "", id: "step", onclick: () => send(s.next_step) },
-        growing && drawable.length ? "Draw for me (random)" : "▶ Step: " + s.next_step_text) : null,
-      s.phase === "machine" && !growing ? h("button", { class: "ghost", id: "run-phase", onclick: async () => {
-        while (current.state.phase === "machine" && current.state.next_step.type !== "grow") { const r = await send(current.state.next_step); if (!r.ok) break; }
+      s.phase === "machine" ? h("button", { class: growing && drawable.length ? "ghost" : "", id: "step", onclick: (ev) => {
+        if (!locking(s)) { send(s.next_step); return; }
+        pick(ev.currentTarget, s.lockable.map((id) => { const d = s.dice.find((x) => x.id === id); return { label: `die ${id} (${d.color})`, value: id }; }),
+          (id) => send({ ...s.next_step, locks: [id] }), "Lock: which die sits out the next turn?");
+      } }, growing && drawable.length ? "Draw for me (random)" : "▶ Step: " + s.next_step_text + (locking(s) ? " (choose the die to lock)" : "")) : null,
+      s.phase === "machine" && !growing && !locking(s) ? h("button", { class: "ghost", id: "run-phase", onclick: async () => {
+        while (current.state.phase === "machine" && current.state.next_step.type !== "grow" && !locking(current.state)) { const r = await send(current.state.next_step); if (!r.ok) break; }
       } }, "Run the cycles") : null,
       h("span", { class: "spacer" }),
       h("button", { class: "ghost", onclick: () => { showSetup = true; draw(); } }, "New run"),

@@ -280,3 +280,55 @@ def test_the_cards_turned_over_are_named_by_clicks(tmp_path, page):
         assert page.locator("#row .part .part-name").first.inner_text() == "Rage Engine"
         shot(page, "machine-named")
         assert page.errors == []
+
+
+# "Lock — Choose one of your dice and set it aside. It does not get rolled or placed on your
+# next turn": the player chooses which die.
+
+def test_the_player_chooses_the_die_a_lock_icon_sets_aside(machine_app):
+    c = machine_app.test_client()
+    gid = start(c, {"seed": 1, "revealed": ["grasping-claw", "power-ram", "mind-lance"]}
+                ).json["game"]["id"]
+    dice = {str(i): 6 for i in range(5)}
+    c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll", "dice": dice}})
+    c.post(f"/api/games/{gid}/events", json={"event": {"type": "end_turn"}})
+    state = c.get(f"/api/games/{gid}").json["state"]
+    step = state["next_step"]
+    assert step["part"] == "grasping-claw" and "lock" in state["row"][0]["next"]["icons"]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [7]}})
+    assert res.status_code == 409 and "locks" in res.json["outcome"]["reason"]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [99]}})
+    assert res.status_code == 400
+    res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [3]}})
+    assert res.status_code == 200
+    assert [d["id"] for d in res.json["state"]["dice"] if d["at"] == "locked"] == [3]
+    assert res.json["log"][-1]["text"].endswith("(lock: die 3)")
+    assert any("locks die 3" in line for line in res.json["state"]["log"])
+
+
+@pytest.mark.browser
+def test_the_die_a_lock_sets_aside_is_chosen_and_corrected_by_clicks(tmp_path, page):
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
+                     hub=Hub(Store(tmp_path / "m.sqlite")))
+    with serve(app) as served:
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("select[data-revealed='0'] option[value='grasping-claw']",
+                               state="attached")
+        for k, part in enumerate(["grasping-claw", "power-ram", "mind-lance"]):
+            page.select_option(f"select[data-revealed='{k}']", part)
+        page.click("#start-machine")
+        for die in range(5):
+            page.select_option(f"select[data-roll='{die}']", "6")
+        page.click("#roll-manual")
+        page.click("#end-turn")
+        page.wait_for_selector("#step:has-text('choose the die to lock')")
+        assert page.locator("#run-phase").count() == 0
+        page.click("#step")
+        page.click(".picker button[data-value='3']")
+        page.wait_for_selector(".small-row .die.locked[data-die='3']")
+        shot(page, "machine-lock")
+        page.click("#events button[data-fix-lock]")          # it was die 1, in fact
+        page.click(".picker button[data-value='1']")
+        page.wait_for_selector(".small-row .die.locked[data-die='1']")
+        assert page.locator(".small-row .die.locked").count() == 1
+        assert page.errors == []
