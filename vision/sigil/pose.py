@@ -81,6 +81,10 @@ class PoseConfig:
     candles_seen: int = 3           # candles that must reach min_candle_match, else NoCard
     refine_candidates: int = 2      # best-scoring outline poses refined
     good_match: float = 0.55        # a first candidate this good needs no rival
+    marker_patches: int = 48        # blank-card patches that refine a marker pose
+    min_inliers: int = 12           # patches agreeing, for a marker pose to be refined
+    min_cover: float = 0.25         # share of the card their hull covers
+    marker_agree_mm: float = 1.0    # the refined pose keeps the marker corners seen this close
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -109,8 +113,9 @@ def _detector(dictionary: str) -> Any:
 
 
 def detect_markers(gray: np.ndarray, dictionary: str) -> dict[int, np.ndarray]:
-    """ArUco markers in a grey image: id -> (4, 2) corners in px. Tries half resolution first
-    (fast) and full resolution when fewer than 3 markers are found."""
+    """ArUco markers in a grey image: id -> (4, 2) corners in px. Images wider than 900 px are
+    searched at half resolution (fast; corners refined at full resolution), and again at full
+    resolution when one or two markers were found there (small markers, partly hidden)."""
     det = _detector(dictionary)
     found: dict[int, np.ndarray] = {}
     h, w = gray.shape
@@ -120,6 +125,10 @@ def detect_markers(gray: np.ndarray, dictionary: str) -> dict[int, np.ndarray]:
         if ids is not None:
             for c, i in zip(corners, ids.ravel(), strict=True):
                 found[int(i)] = c.reshape(4, 2) * 2.0 + 0.5
+        if not found:
+            # nothing at all at half resolution (a printed card, no card): the outline and the
+            # blank card find a card whose markers are too small for this pass
+            return found
         if len(found) >= 3:
             # refine the corners at full resolution
             pts = np.concatenate(list(found.values())).reshape(-1, 1, 2).astype(np.float32)
@@ -651,7 +660,10 @@ MATCH_PPM = 2.0
 def _normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float) -> np.ndarray:
     """The photo rectified at ``s`` px/mm, grey, divided by a coarse estimate of the bare
     card's brightness (shade and uneven light cancel)."""
-    rect, _ = rectify(image, h, geom, s)
+    size = (round(geom.width * s), round(geom.height * s))
+    rect = cv2.warpPerspective(image, h @ np.diag([1.0 / s, 1.0 / s, 1.0]), size,
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
     g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
     small = cv2.resize(g, (max(2, g.shape[1] // 4), max(2, g.shape[0] // 4)),
                        interpolation=cv2.INTER_AREA)
@@ -685,7 +697,7 @@ def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> n
     out = cv2.resize(ref, size, interpolation=cv2.INTER_AREA)
     if zero_mean:
         out = _zero_mean(out)
-    if len(_REF_CACHE) > 64:
+    if len(_REF_CACHE) > 512:
         _REF_CACHE.clear()
     _REF_CACHE[key] = (ref, out)
     return out
@@ -726,17 +738,27 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     """
     cfg = config or PoseConfig()
     notes: list[str] = []
-    pose = find_by_markers(gray, geom, others)
-    if pose is not None:
-        g = _match_image(image, pose.homography, geom)
-        scores = [float((g * _ref_at(r, geom, MATCH_PPM, True)).sum()) for r in refs]
-        which = int(np.argmax(scores))
+    seen = _markers_in_view(gray, geom, others)
+    hm = _marker_homography(seen, geom) if len(seen) >= 2 else None
+    if hm is not None:
+        which = 0
+        if len(refs) > 1:
+            g = _match_image(image, hm, geom)
+            which = int(np.argmax([float((g * _ref_at(r, geom, MATCH_PPM, True)).sum())
+                                   for r in refs]))
         # corners of two or three small markers, blurred, fix the far side of the card only
-        # roughly: the printed artwork pins it down
-        h1 = _refine(image, pose.homography, geom, refs[which], len(pose.markers) < 4)
-        if h1 is not None and _score(image, h1, geom, refs[which]) > scores[which]:
-            pose = _pose_of(h1, geom, "markers", pose.markers)
-        return pose, which, notes
+        # roughly: the printed artwork pins it down, if it agrees with the markers seen
+        r = None
+        if len(seen) < 4:
+            r = _refine(image, hm, geom, refs[which], True, cfg.marker_patches)
+        if r is not None and r[1] >= cfg.min_inliers and r[2] >= cfg.min_cover:
+            mine = {m.id: m for m in geom.markers}
+            tol = cfg.marker_agree_mm * _photo_ppm(hm, geom)
+            off = max(float(np.linalg.norm(project(r[0], mine[i].corners()) - c, axis=1).max())
+                      for i, c in seen.items())
+            if off <= tol:
+                hm = r[0]
+        return _pose_of(hm, geom, "markers", tuple(sorted(seen))), which, notes
     if geom.markers:
         notes.append("markers not found: card found by its outline")
     scored: list[tuple[float, np.ndarray, int]] = []
@@ -753,9 +775,15 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         else:
             cand = [0, 1, 2, 3]
         for k in cand:
+            if k >= 2:
+                continue
             g = _match_image(image, hs[k], geom)
-            for i, r in enumerate(refs):
-                scored.append((float((g * _ref_at(r, geom, MATCH_PPM, True)).sum()), hs[k], i))
+            # the card turned half round is the same rectified image turned half round
+            for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
+                if kk in cand:
+                    for i, r in enumerate(refs):
+                        scored.append((float((gg * _ref_at(r, geom, MATCH_PPM, True)).sum()),
+                                       hs[kk], i))
     if not scored:
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
     scored.sort(key=lambda x: -x[0])
@@ -764,11 +792,11 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     for (score, h0, i) in scored[:cfg.refine_candidates]:
         if best is not None and best[0] >= cfg.good_match:
             break  # the first candidate is clearly the card: no need to look further
-        h1 = _refine(image, h0, geom, refs[i])
-        if h1 is not None:
-            s1 = _score(image, h1, geom, refs[i])
+        r = _refine(image, h0, geom, refs[i])
+        if r is not None:
+            s1 = _score(image, r[0], geom, refs[i])
             if s1 > score:
-                score, h0 = s1, h1
+                score, h0 = s1, r[0]
         # the candles must be where the layout puts them: a card of another layout, or of
         # another design with the same frame, matches the rest of the card well
         cs = candle_scores(image, h0, geom, refs[i])
@@ -965,15 +993,17 @@ _FINE = (4.0, 1.5, 6.0, 7.0, 200)
 
 
 def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
-            coarse: bool = True) -> np.ndarray | None:
-    """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement."""
+            coarse: bool = True, most: int | None = None,
+            ) -> tuple[np.ndarray, int, float] | None:
+    """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement; the last
+    pass's result (:func:`refine_by_patches`), None when the first pass fails."""
     out = None
-    for s, reach, patch, cell, most in ((_COARSE, _FINE) if coarse else (_FINE,)):
+    for s, reach, patch, cell, n in ((_COARSE, _FINE) if coarse else (_FINE,)):
         r = refine_by_patches(image, h, geom, ref, s=s, reach_mm=reach, patch_mm=patch,
-                              cell_mm=cell, most=most)
+                              cell_mm=cell, most=n if most is None else most)
         if r is None:
             return out
-        h = out = r[0]
+        h, out = r[0], r
     return out
 
 
