@@ -40,6 +40,7 @@ class Reference:
     paper: np.ndarray      # (h, w, 3) float32 coarse paper colour, normalised to its median
     dark: np.ndarray       # (H, W) bool: printed artwork (for the contrast estimate)
     contrast: float = 0.0  # darkness of that artwork in the reference itself (0: unknown)
+    stand_in: bool = False  # no blank card given: the layout's printed elements masked
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
         mask = element_mask(geom, px_per_mm)
         floor = np.repeat(mask[..., None], 3, axis=2)
         paper = np.ones((max(2, size[1] // COARSE), max(2, size[0] // COARSE), 3), np.float32)
-        return Reference(floor, mask, paper, _outlines(geom, px_per_mm))
+        return Reference(floor, mask, paper, _outlines(geom, px_per_mm), stand_in=True)
     ref = cv2.resize(reference, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     paper_small = _paper(ref)
     norm = ref / np.maximum(_up(paper_small, ref.shape[:2]), 1.0)

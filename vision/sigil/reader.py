@@ -33,13 +33,25 @@ from companion.errors import BadInput
 from vision.imageio import as_bgr
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
 from vision.sigil import digits as dg
+from vision.sigil.bands import (
+    BAND_MODEL_PATH,
+    DISC_MODEL_PATH,
+    STRIP_LANES,
+    BandModel,
+    DiscModel,
+    StripGeometry,
+    disc_geometry,
+    sample_discs,
+    sample_strips,
+    strip_geometry,
+)
 from vision.sigil.geometry import CardGeometry, card_geometry, project
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
 from vision.sigil.pose import rectify as _rectify
 from vision.sigil.threshold import first_large_gap
 
-__all__ = ["SigilConfig", "SigilReading", "read_sigil"]
+__all__ = ["SigilConfig", "SigilReading", "card_samples", "line_strips", "read_sigil"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,17 @@ class SigilConfig:
     min_contrast: float = 0.12
     pose: PoseConfig = field(default_factory=PoseConfig)
     model_path: str = str(dg.MODEL_PATH)
+    # the learned band classifier (lines); without its file, the hand-made evidence decides
+    band_model_path: str = str(BAND_MODEL_PATH)
+    use_band_model: bool = True
+    band_floor: float = 0.3
+    band_ceiling: float = 0.7
+    band_min_jump: float = 0.25
+    band_default: float = 0.5
+    band_max_hidden: float = 0.25
+    # the learned crossed-candle classifier (same thresholds on its probabilities)
+    disc_model_path: str = str(DISC_MODEL_PATH)
+    disc_max_hidden: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -279,6 +302,77 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
                   tol, end_ok, last, T, K)
 
 
+@lru_cache(maxsize=16)
+def _strip_geo(geom: CardGeometry, cfg: SigilConfig) -> StripGeometry:
+    cs = np.array([c.center for c in geom.candles], np.float64)
+    rs = np.array([c.radius for c in geom.candles], np.float64)
+    pairs = list(geom.pairs)
+    bows = [_bows(cs, rs, a, b, cfg, (a, b) in geom.must_curve) for a, b in pairs]
+    return strip_geometry(cs, rs, pairs, bows, cfg.px_per_mm)
+
+
+def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+            ) -> tuple[StripGeometry, np.ndarray, np.ndarray]:
+    """Every pair's strips (:mod:`vision.sigil.bands`) and, per strip, the share of its
+    centre line between the outlines that is hidden (a hand, outside the photo) and the share
+    washed out by glare."""
+    geo = _strip_geo(geom, cfg)
+    level = max(maps.contrast, 0.05)
+    strips = sample_strips(geo, maps.ink / level, maps.hidden, maps.glare, maps.blind)
+    mid = STRIP_LANES // 2
+    centre = strips[:, :, :, mid - 2:mid + 3].mean(axis=3)            # (R, C, L)
+    n_in = np.maximum(geo.inside.sum(axis=1), 1)
+    hid = ((centre[:, 1] > 0.5) & geo.inside).sum(axis=1) / n_in
+    gl = ((centre[:, 2] > 0.5) & geo.inside).sum(axis=1) / n_in
+    return geo, strips, np.stack([hid, gl], axis=1)
+
+
+@lru_cache(maxsize=16)
+def _disc_geo(geom: CardGeometry, s: float) -> tuple[np.ndarray, np.ndarray]:
+    cs = np.array([c.center for c in geom.candles], np.float64)
+    rs = np.array([c.radius for c in geom.candles], np.float64)
+    return disc_geometry(cs, rs, s)
+
+
+def _discs(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig) -> np.ndarray:
+    """Every candle's disc patch (:func:`vision.sigil.bands.sample_discs`)."""
+    level = max(maps.contrast, 0.05)
+    return sample_discs(_disc_geo(geom, cfg.px_per_mm), maps.ink / level, maps.hidden,
+                        maps.glare, maps.blind)
+
+
+def card_samples(image: np.ndarray, layout: Any,
+                 reference: np.ndarray | Sequence[np.ndarray] | None = None,
+                 config: SigilConfig | None = None, *, others: Sequence[Any] = (),
+                 ) -> dict[str, Any]:
+    """What the learned classifiers see in a photo (for training them): ``pairs`` (the
+    layout's candle pairs), ``owner`` (pair index of every strip), ``strips``, ``seen`` (their
+    hidden and glare shares), ``discs`` (one patch per candle) and ``boxes`` (the top boxes'
+    ink crops, as the digit reader gets them). Raises like
+    :func:`read_sigil`."""
+    cfg = config or SigilConfig()
+    geom, _, maps, _ = _prepare(image, layout, reference, cfg, others)
+    geo, strips, seen = _strips(maps, geom, cfg)
+    level = max(maps.contrast, 0.05)
+    v = np.clip(maps.ink / level, 0, 1.5).astype(np.float32)
+    boxes = np.stack([_box_crop(v, box, cfg.px_per_mm) for box in geom.top_boxes])
+    return {"pairs": geom.pairs, "owner": geo.owner, "strips": strips, "seen": seen,
+            "discs": _discs(maps, geom, cfg), "boxes": boxes}
+
+
+def line_strips(image: np.ndarray, layout: Any,
+                reference: np.ndarray | Sequence[np.ndarray] | None = None,
+                config: SigilConfig | None = None, *, others: Sequence[Any] = (),
+                ) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray, np.ndarray]:
+    """What the band model sees in a photo (for training it): the layout's candle pairs, the
+    pair index of every strip (R,), the strips (R, CHANNELS, STRIP_LEN, STRIP_LANES) and their
+    hidden and glare shares (R, 2). Raises like :func:`read_sigil`."""
+    cfg = config or SigilConfig()
+    geom, _, maps, _ = _prepare(image, layout, reference, cfg, others)
+    geo, strips, seen = _strips(maps, geom, cfg)
+    return geom.pairs, geo.owner, strips, seen
+
+
 def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
     """For (P, T, K) values, the lane index of the best continuous path (lane changes of at
     most one per step, each costing ``penalty``) at every step: (P, T) ints. Forward and
@@ -419,6 +513,60 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     return strengths, np.stack([gaps[br], ends[br]], 1), paths
 
 
+def _lines_by_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+                       ) -> tuple[dict[tuple[int, int], float | None], float,
+                                  list[tuple[int, int]], list[str]]:
+    """Lines from the hand-made band evidence (the fallback without the band model):
+    strengths, threshold, lines, unknown pairs."""
+    unknown: list[str] = []
+    strengths, gaps, paths = _line_evidence(maps, geom, cfg)
+    known = [v for v in strengths.values() if v is not None]
+    t_line = first_large_gap(known, floor=cfg.line_floor, ceiling=cfg.line_ceiling,
+                             min_jump=cfg.line_min_jump, default=cfg.line_default)
+    chosen = []
+    for p, (pair, st) in enumerate(strengths.items()):
+        if st is None:
+            unknown.append(f"line {pair[0]}-{pair[1]}")
+        elif (st >= t_line and gaps[p, 0] <= cfg.line_max_gap_mm
+              and gaps[p, 1] >= cfg.end_share * t_line):
+            chosen.append(p)
+    pairs = geom.pairs
+    centres = np.array([c.center for c in geom.candles])
+    radii = np.array([c.radius for c in geom.candles])
+    lines = [pairs[p] for p in _explain_away(chosen, paths, pairs, centres, radii,
+                                             maps.ink.shape, cfg)]
+    return strengths, t_line, lines, unknown
+
+
+def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model: BandModel,
+                    ) -> tuple[dict[tuple[int, int], float | None], float,
+                               list[tuple[int, int]], list[str]]:
+    """Lines from the band model: each pair's score is its best strip's probability; one
+    adaptive threshold over the card's scores. A pair under the threshold whose centre line is
+    partly hidden (a hand, outside the photo) is unknown: what is covered is never "no line"."""
+    geo, strips, seen = _strips(maps, geom, cfg)
+    prob = model.predict(strips)
+    n = len(geom.pairs)
+    score = np.full(n, -1.0)
+    np.maximum.at(score, geo.owner, prob)
+    hidden = np.ones(n)
+    np.minimum.at(hidden, geo.owner, seen[:, 0])
+    t_line = first_large_gap(score, floor=cfg.band_floor, ceiling=cfg.band_ceiling,
+                             min_jump=cfg.band_min_jump, default=cfg.band_default)
+    strengths: dict[tuple[int, int], float | None] = {}
+    lines, unknown = [], []
+    for p, pair in enumerate(geom.pairs):
+        if score[p] >= t_line:
+            lines.append(pair)
+            strengths[pair] = float(score[p])
+        elif hidden[p] > cfg.band_max_hidden:
+            unknown.append(f"line {pair[0]}-{pair[1]}")
+            strengths[pair] = None
+        else:
+            strengths[pair] = float(score[p])
+    return strengths, t_line, lines, unknown
+
+
 def _explain_away(chosen: list[int], paths: list[np.ndarray], pairs: Sequence[tuple[int, int]],
                   centres: np.ndarray, radii: np.ndarray, shape: tuple[int, int],
                   cfg: SigilConfig) -> list[int]:
@@ -544,6 +692,20 @@ def _cross_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             for i in range(len(geom.candles))]
 
 
+def _crosses_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
+                      model: DiscModel) -> tuple[list[float | None], float]:
+    """Per candle the disc model's probability "crossed out" (None when the disc is mostly
+    hidden and the model does not see a cross), and the card's adaptive threshold over them."""
+    discs = _discs(maps, geom, cfg)
+    prob = model.predict(discs)
+    inner = discs[:, 1, 4:-4, 4:-4].mean(axis=(1, 2))       # hidden share over the disc
+    t = first_large_gap(prob, floor=cfg.band_floor, ceiling=cfg.band_ceiling,
+                        min_jump=cfg.band_min_jump, default=cfg.band_default)
+    out: list[float | None] = [None if inner[i] > cfg.disc_max_hidden and prob[i] < t
+                               else float(prob[i]) for i in range(len(prob))]
+    return out, t
+
+
 # ---------------------------------------------------------------------------- top boxes
 
 def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
@@ -618,6 +780,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
 # ---------------------------------------------------------------------------- the reader
 
 _REF_CACHE: dict[Any, Any] = {}
+NO_REFERENCE = "no blank-card reference: the layout's printed elements are masked instead"
 
 
 def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Reference:
@@ -632,6 +795,55 @@ def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Re
         _REF_CACHE.clear()
     _REF_CACHE[key] = (reference, ref)
     return ref
+
+
+def _prepare(image: np.ndarray, layout: Any,
+             reference: np.ndarray | Sequence[np.ndarray] | None, cfg: SigilConfig,
+             others: Sequence[Any]) -> tuple[CardGeometry, Pose, CardMaps, list[str]]:
+    """Steps 1-2 of the reader: the card's geometry, its pose, its maps, and notes (the
+    first note "no reference" when the layout's elements stand in for a blank card)."""
+    image = as_bgr(image)
+    if min(image.shape[:2]) < 32:
+        raise BadInput(f"image of {image.shape[1]}x{image.shape[0]} px is too small to hold "
+                       "a readable card")
+    geom = card_geometry(layout)
+    if len(geom.candles) != 12 or len(geom.top_boxes) != N_TOP_BOXES:
+        raise BadInput(f"layout {geom.name!r}: expected 12 candles and {N_TOP_BOXES} top boxes")
+    s = cfg.px_per_mm
+    if reference is None or (isinstance(reference, np.ndarray) and reference.ndim in (2, 3)
+                             and reference.dtype != object):
+        candidates = [reference]
+    else:
+        candidates = list(reference) or [None]
+    refs = [_reference(r, geom, s) for r in candidates]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    other_ids = {k: v for k, v in marker_ids_of(others).items()
+                 if k not in {m.id for m in geom.markers}}
+    pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
+                                   other_ids)
+    ref = refs[which]
+    if ref.stand_in:
+        notes.insert(0, NO_REFERENCE)
+    corners = pose.corners
+    sides = [float(np.hypot(*(corners[(k + 1) % 4] - corners[k]))) for k in range(4)]
+    if min(sides) < cfg.min_card_px:
+        raise BadInput(f"the card is too small in the image to read (shortest side "
+                       f"{min(sides):.0f} px < {cfg.min_card_px:.0f} px)")
+    rect, valid = _rectify(image, pose.homography, geom, s)
+    # how many rectified px one photo px spans (blur and misregistration scale with it)
+    centre = np.array(geom.size_mm) / 2.0
+    jac = project(pose.homography,
+                  np.array([centre, centre + np.array([1.0, 0.0]), centre + np.array([0.0, 1.0])]))
+    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
+    photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
+    spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
+    maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
+                     glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread,
+                     blob_mm=cfg.blob_mm)
+    if maps.contrast < cfg.min_contrast:
+        raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
+                       f"{maps.contrast:.2f} < {cfg.min_contrast})")
+    return geom, pose, maps, notes
 
 
 def read_sigil(image: np.ndarray, layout: Any,
@@ -667,68 +879,28 @@ def read_sigil(image: np.ndarray, layout: Any,
         (:class:`WrongLayout`), a card too small or too blurred to read.
     """
     cfg = config or SigilConfig()
-    image = as_bgr(image)
-    if min(image.shape[:2]) < 32:
-        raise BadInput(f"image of {image.shape[1]}x{image.shape[0]} px is too small to hold "
-                       "a readable card")
-    geom = card_geometry(layout)
-    if len(geom.candles) != 12 or len(geom.top_boxes) != N_TOP_BOXES:
-        raise BadInput(f"layout {geom.name!r}: expected 12 candles and {N_TOP_BOXES} top boxes")
-    s = cfg.px_per_mm
-    if reference is None or (isinstance(reference, np.ndarray) and reference.ndim in (2, 3)
-                             and reference.dtype != object):
-        candidates = [reference]
-    else:
-        candidates = list(reference) or [None]
-    refs = [_reference(r, geom, s) for r in candidates]
-    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    other_ids = {k: v for k, v in marker_ids_of(others).items()
-                 if k not in {m.id for m in geom.markers}}
-    pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
-                                   other_ids)
-    ref = refs[which]
-    corners = pose.corners
-    sides = [float(np.hypot(*(corners[(k + 1) % 4] - corners[k]))) for k in range(4)]
-    if min(sides) < cfg.min_card_px:
-        raise BadInput(f"the card is too small in the image to read (shortest side "
-                       f"{min(sides):.0f} px < {cfg.min_card_px:.0f} px)")
-    rect, valid = _rectify(image, pose.homography, geom, s)
-    # how many rectified px one photo px spans (blur and misregistration scale with it)
-    centre = np.array(geom.size_mm) / 2.0
-    jac = project(pose.homography,
-                  np.array([centre, centre + np.array([1.0, 0.0]), centre + np.array([0.0, 1.0])]))
-    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
-    photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
-    spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
-    maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
-                     glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread,
-                     blob_mm=cfg.blob_mm)
-    if maps.contrast < cfg.min_contrast:
-        raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
-                       f"{maps.contrast:.2f} < {cfg.min_contrast})")
+    geom, pose, maps, notes = _prepare(image, layout, reference, cfg, others)
     unknown: list[str] = []
 
-    strengths, gaps, paths = _line_evidence(maps, geom, cfg)
-    known = [v for v in strengths.values() if v is not None]
-    t_line = first_large_gap(known, floor=cfg.line_floor, ceiling=cfg.line_ceiling,
-                             min_jump=cfg.line_min_jump, default=cfg.line_default)
-    chosen = []
-    for p, (pair, st) in enumerate(strengths.items()):
-        if st is None:
-            unknown.append(f"line {pair[0]}-{pair[1]}")
-        elif (st >= t_line and gaps[p, 0] <= cfg.line_max_gap_mm
-              and gaps[p, 1] >= cfg.end_share * t_line):
-            chosen.append(p)
-    pairs = geom.pairs
-    centres = np.array([c.center for c in geom.candles])
-    radii = np.array([c.radius for c in geom.candles])
-    lines = [pairs[p] for p in _explain_away(chosen, paths, pairs, centres, radii,
-                                             maps.ink.shape, cfg)]
+    # the learned models only know reference-subtracted maps: without a blank card (the
+    # layout's elements masked instead) the hand-made evidence decides
+    learned = cfg.use_band_model and NO_REFERENCE not in notes
+    band_model = BandModel(cfg.band_model_path) if learned else None
+    if band_model is not None and band_model.available():
+        strengths, t_line, lines, unknown_lines = _lines_by_model(maps, geom, cfg, band_model)
+        unknown.extend(unknown_lines)
+    else:
+        strengths, t_line, lines, unknown_lines = _lines_by_evidence(maps, geom, cfg)
+        unknown.extend(unknown_lines)
 
-    cross = _cross_evidence(maps, geom, cfg)
-    t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
-                              ceiling=cfg.cross_ceiling, min_jump=cfg.cross_min_jump,
-                              default=cfg.cross_default)
+    disc_model = DiscModel(cfg.disc_model_path) if learned else None
+    if disc_model is not None and disc_model.available():
+        cross, t_cross = _crosses_by_model(maps, geom, cfg, disc_model)
+    else:
+        cross = _cross_evidence(maps, geom, cfg)
+        t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
+                                  ceiling=cfg.cross_ceiling, min_jump=cfg.cross_min_jump,
+                                  default=cfg.cross_default)
     crossed = []
     for i, c in enumerate(cross):
         if c is None:

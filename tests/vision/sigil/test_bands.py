@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.doomcat.layouts import load_layout
+from tests.vision.sigil.cards import blank_card, draw_state, photograph
+from vision.readings import SigilState
+from vision.sigil import SigilConfig, read_sigil
+from vision.sigil.bands import (
+    BAND_MODEL_PATH,
+    CHANNELS,
+    STRIP_LANES,
+    STRIP_LEN,
+    BandModel,
+    sample_strips,
+    strip_geometry,
+)
+from vision.sigil.geometry import card_geometry
+from vision.sigil.ink import CardMaps
+from vision.sigil.reader import _lines_by_model, line_strips
+
+S = 4.0
+CENTRES = np.array([[10.0, 20.0], [50.0, 20.0], [30.0, 40.0]])
+RADII = np.array([4.0, 4.0, 4.0])
+PAIRS = [(0, 1), (0, 2), (1, 2)]
+
+
+def _maps_with_line(p0: tuple[float, float], p1: tuple[float, float]) -> np.ndarray:
+    ink = np.zeros((round(60 * S), round(60 * S)), np.float32)
+    cv2.line(ink, (round(p0[0] * S), round(p0[1] * S)), (round(p1[0] * S), round(p1[1] * S)),
+             1.0, 2)
+    return ink
+
+
+def test_strip_geometry_follows_the_chord_between_the_outlines() -> None:
+    geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0, 5.0], [0.0]], S)
+    assert list(geo.owner) == [0, 1, 1, 2]
+    assert geo.mapx.shape == (4 * STRIP_LEN, STRIP_LANES)
+    mx = geo.mapx.reshape(4, STRIP_LEN, STRIP_LANES) / S
+    my = geo.mapy.reshape(4, STRIP_LEN, STRIP_LANES) / S
+    mid = STRIP_LANES // 2
+    # pair 0-1 is horizontal: its centre lane runs along y = 20 from 2 mm inside one outline
+    # (x = 10 + 4 - 2) to 2 mm inside the other (x = 50 - 4 + 2)
+    assert np.allclose(my[0, :, mid], 20.0)
+    assert mx[0, 0, mid] == pytest.approx(12.0)
+    assert mx[0, -1, mid] == pytest.approx(48.0)
+    # the rows between the outlines are flagged inside, the ends over the discs are not
+    xs = mx[0, :, mid]
+    assert np.array_equal(geo.inside[0], (xs >= 14.0 - 1e-6) & (xs <= 46.0 + 1e-6))
+    # a bowed row bends away from the chord in its middle, by the bow
+    centre = np.array([mx[2, STRIP_LEN // 2, mid], my[2, STRIP_LEN // 2, mid]])
+    chord = (CENTRES[0] + CENTRES[2]) / 2
+    assert np.hypot(*(centre - chord)) == pytest.approx(5.0, abs=0.3)
+
+
+def test_sampled_strip_holds_the_line_on_its_centre_lanes() -> None:
+    geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0], [0.0]], S)
+    ink = _maps_with_line((14.0, 20.0), (46.0, 20.0))
+    none = np.zeros_like(ink, bool)
+    strips = sample_strips(geo, ink, none, none, none)
+    assert strips.shape == (3, CHANNELS, STRIP_LEN, STRIP_LANES)
+    mid = STRIP_LANES // 2
+    inside = geo.inside[0]
+    assert strips[0, 0, inside, mid - 1:mid + 2].max(axis=1).min() > 0.5
+    assert strips[0, 0, :, :3].max() == 0.0 and strips[0, 0, :, -3:].max() == 0.0
+    # the other pairs' strips see it only where they leave candle 0 / 1
+    assert strips[1, 0, inside, mid].mean() < 0.2
+    # the last channel is the pair's length (/100 mm), constant
+    assert np.allclose(strips[0, 4], 0.4)
+
+
+def test_outside_the_card_counts_as_hidden() -> None:
+    geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0], [0.0]], S)
+    small = np.zeros((round(30 * S), round(30 * S)), np.float32)   # the card's right part cut
+    none = np.zeros_like(small, bool)
+    strips = sample_strips(geo, small, none, none, none)
+    assert strips[0, 1, -1].min() == 1.0     # pair 0-1 ends at x = 52 mm, outside
+    assert strips[0, 1, 0].max() == 0.0
+
+
+class _FixedModel(BandModel):
+    """A stand-in returning given probabilities per strip (tests the decision logic)."""
+
+    def __init__(self, prob: np.ndarray) -> None:
+        super().__init__("unused")
+        self.prob = prob
+
+    def predict(self, strips: np.ndarray) -> np.ndarray:
+        assert strips.shape[1:] == (CHANNELS, STRIP_LEN, STRIP_LANES)
+        return self.prob[:len(strips)]
+
+
+def test_model_scores_go_through_one_threshold_and_hidden_goes_to_unknown() -> None:
+    layout = load_layout("A")
+    geom = card_geometry(layout)
+    s = SigilConfig().px_per_mm
+    w, h = geom.size_mm
+    shape = (round(h * s), round(w * s))
+    hidden = np.zeros(shape, bool)
+    hidden[:, : shape[1] // 2] = True          # a hand over the left half
+    maps = CardMaps(ink=np.zeros(shape, np.float32), hidden=hidden,
+                    glare=np.zeros(shape, bool), blind=np.zeros(shape, bool), contrast=0.5,
+                    rectified=np.zeros((*shape, 3), np.uint8))
+    from vision.sigil.reader import _strip_geo
+
+    geo = _strip_geo(geom, SigilConfig())
+    prob = np.full(len(geo.owner), 0.02)
+    drawn = {0, 5}
+    for p in drawn:
+        prob[geo.owner == p] = 0.97
+    strengths, t, lines, unknown = _lines_by_model(maps, geom, SigilConfig(),
+                                                   _FixedModel(prob))
+    assert 0.3 <= t <= 0.7
+    assert set(lines) == {geom.pairs[p] for p in drawn}
+    cs = np.array([c.center for c in geom.candles])
+    for p, (a, b) in enumerate(geom.pairs):
+        name = f"line {a}-{b}"
+        if p in drawn:
+            assert name not in unknown
+        elif cs[a][0] < w / 2 - 8 and cs[b][0] < w / 2 - 8:
+            # both candles well inside the hidden half: not "no line" but unknown
+            assert name in unknown and strengths[(a, b)] is None
+        elif cs[a][0] > w / 2 + 8 and cs[b][0] > w / 2 + 8:
+            assert name not in unknown
+
+
+def test_line_strips_of_a_photo() -> None:
+    layout = load_layout("A")
+    rng = np.random.default_rng(3)
+    state = SigilState.of("A", lines=[(0, 1)])
+    frame, _ = photograph(draw_state(layout, state, rng), rng)
+    pairs, owner, strips, seen = line_strips(frame, layout, blank_card(layout))
+    assert len(pairs) == 66 and owner.max() == 65 and len(owner) == len(strips) == len(seen)
+    mid = STRIP_LANES // 2
+    p01 = pairs.index((0, 1))
+    centre = strips[:, 0, :, mid - 2:mid + 3].max(axis=2).mean(axis=1)
+    assert centre[owner == p01].max() > 2 * np.median(centre)
+
+
+@pytest.mark.skipif(not BAND_MODEL_PATH.is_file(), reason="band model not trained")
+def test_band_model_and_fallback_agree_on_a_clean_card() -> None:
+    layout = load_layout("A")
+    rng = np.random.default_rng(4)
+    state = SigilState.of("A", lines=[(0, 1), (2, 6), (7, 9)])
+    frame, _ = photograph(draw_state(layout, state, rng), rng)
+    ref = blank_card(layout)
+    for cfg in (SigilConfig(), SigilConfig(use_band_model=False),
+                SigilConfig(band_model_path="/nonexistent/bands.onnx")):
+        assert set(read_sigil(frame, layout, ref, cfg).state.lines) == set(state.lines)
+
+
+def test_band_model_file_is_small_and_runs() -> None:
+    assert BAND_MODEL_PATH.is_file()
+    assert BAND_MODEL_PATH.stat().st_size < 512 * 1024
+    p = BandModel().predict(np.zeros((3, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32))
+    assert p.shape == (3,) and np.all((p >= 0) & (p <= 1))
+    # a blank strip holds no line
+    assert p.max() < 0.5
+
+
+def test_training_strips_are_labelled_from_the_renderer() -> None:
+    pytest.importorskip("torch")
+    from models.sigil_bands.train import make_strips
+
+    d = make_strips(seed=424, count=2)
+    n = len(d["y"])
+    assert d["x"].shape == (n, 4, STRIP_LEN, STRIP_LANES) and d["x"].dtype == np.float16
+    assert set(np.unique(d["y"])) <= {0.0, 1.0} and d["y"].sum() >= 1
+    assert len(d["w"]) == len(d["group"]) == len(d["length"]) == n
+    # the nearly blank negatives kept are weighted up, the rest count once
+    assert set(np.unique(d["w"])) <= {1.0, 5.0}
+    assert len(d["dy"]) == len(d["dx"]) and d["dx"].shape[1:] == (4, 24, 24)
+    assert d["bx"].shape[1:] == (48, 48) and d["by"].shape == (len(d["bx"]), 2)
+
+
+def test_exported_net_runs_in_the_reader_model_class(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    from models.sigil_bands.fit import BandNet, DiscNet, export
+    from vision.sigil.bands import DISC_CHANNELS, DISC_SIZE, DiscModel
+
+    torch.manual_seed(0)
+    net = BandNet()
+    export(net, str(tmp_path / "b.onnx"))
+    export(DiscNet(), str(tmp_path / "d.onnx"), discs=True)
+    x = np.random.default_rng(0).random((4, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32)
+    with torch.no_grad():
+        want = torch.sigmoid(net.eval()(torch.from_numpy(x))[:, 0]).numpy()
+    assert np.allclose(BandModel(tmp_path / "b.onnx").predict(x), want, atol=1e-5)
+    d = np.zeros((12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE), np.float32)
+    assert DiscModel(tmp_path / "d.onnx").predict(d).shape == (12,)

@@ -1,0 +1,177 @@
+"""Straightened strips along every candle pair's path, and the learned band classifier.
+
+A strip is the card's maps (ink relative to the print contrast, hidden, glare, printed
+artwork too dark to measure on) resampled along one centre-line hypothesis of a candle pair
+(straight, or a bow round the candles in the way; :func:`vision.sigil.reader._bows`), from
+``STRIP_EXT_MM`` inside the first candle's outline to as far inside the second's, and
+``STRIP_HALF_MM`` to each side: a fixed ``(CHANNELS, STRIP_LEN, STRIP_LANES)`` array whatever
+the layout. The band model (``models/sigil_bands/bands.onnx``, trained by
+``models/sigil_bands/train.py`` on strips of rendered photos) scores each strip "a pen line
+joins these two candles"; its scores still go through the card's one adaptive threshold.
+Because it only ever sees strips, it does not depend on a layout's design.
+
+Convention: card geometry in mm (origin top-left); strips are sampled in rectified pixels
+``(x * s, y * s)``; a strip's rows run from candle ``a`` to candle ``b`` (a < b), its columns
+from the right of that direction to its left (lanes at offsets ``-STRIP_HALF_MM`` ..
+``+STRIP_HALF_MM`` along the left normal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import cv2
+import numpy as np
+
+__all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "BandModel", "DiscModel", "StripGeometry",
+           "disc_geometry", "sample_discs", "sample_strips", "strip_geometry"]
+
+BAND_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "sigil_bands" / "bands.onnx"
+DISC_MODEL_PATH = BAND_MODEL_PATH.with_name("discs.onnx")
+STRIP_LEN = 48
+STRIP_LANES = 25
+STRIP_HALF_MM = 6.0
+STRIP_EXT_MM = 2.0
+CHANNELS = 5  # ink, hidden, glare, blind, the pair's length (constant, /100 mm)
+
+
+@dataclass(frozen=True)
+class StripGeometry:
+    """Sampling maps of every strip: one row per (pair, bow hypothesis)."""
+
+    owner: np.ndarray      # (R,) pair index of each strip
+    mapx: np.ndarray       # (R * STRIP_LEN, STRIP_LANES) float32 rectified px
+    mapy: np.ndarray
+    inside: np.ndarray     # (R, STRIP_LEN) bool: the row lies between the two outlines
+    length_mm: np.ndarray  # (R,) the pair's centre distance
+
+
+def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int, int]],
+                   bows: list[list[float]], px_per_mm: float) -> StripGeometry:
+    """The strips of ``pairs`` (index ``p`` has the bow hypotheses ``bows[p]``, peak offsets in
+    mm to the left normal of a -> b) for candles at ``centres`` (mm) with ``radii`` (mm)."""
+    s = px_per_mm
+    rows = [(p, bow) for p in range(len(pairs)) for bow in bows[p]]
+    R = len(rows)
+    mapx = np.zeros((R, STRIP_LEN, STRIP_LANES), np.float32)
+    mapy = np.zeros_like(mapx)
+    inside = np.zeros((R, STRIP_LEN), bool)
+    lengths = np.zeros(R)
+    lanes = np.linspace(-STRIP_HALF_MM, STRIP_HALF_MM, STRIP_LANES)
+    for r, (p, bow) in enumerate(rows):
+        a, b = pairs[p]
+        d = centres[b] - centres[a]
+        length = float(np.hypot(*d))
+        u = d / length
+        n = np.array([-u[1], u[0]])
+        t0, t1 = radii[a] - STRIP_EXT_MM, length - radii[b] + STRIP_EXT_MM
+        ts = np.linspace(t0, t1, STRIP_LEN)
+        x = ts / length
+        centre = bow * 4 * x * (1 - x)
+        # the bow's own normal, so that the lanes stay across the curved stroke
+        slope = bow * 4 * (1 - 2 * x) / length
+        tang = u[None, :] + slope[:, None] * n[None, :]
+        tang /= np.linalg.norm(tang, axis=1, keepdims=True)
+        nrm = np.stack([-tang[:, 1], tang[:, 0]], axis=1)
+        base = centres[a][None, :] + ts[:, None] * u[None, :] + centre[:, None] * n[None, :]
+        pts = base[:, None, :] + lanes[None, :, None] * nrm[:, None, :]
+        mapx[r] = pts[..., 0] * s
+        mapy[r] = pts[..., 1] * s
+        inside[r] = (ts >= radii[a]) & (ts <= length - radii[b])
+        lengths[r] = length
+    owner = np.array([r[0] for r in rows], np.int64)
+    return StripGeometry(owner, mapx.reshape(R * STRIP_LEN, STRIP_LANES),
+                         mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths)
+
+
+def sample_strips(geo: StripGeometry, ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray,
+                  blind: np.ndarray) -> np.ndarray:
+    """The strips, float32 ``(R, CHANNELS, STRIP_LEN, STRIP_LANES)``, from the card's maps
+    (``ink`` already divided by the print contrast; the others bool). Outside the card counts
+    as hidden."""
+    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
+                       glare.astype(np.float32), blind.astype(np.float32)])
+    samp = cv2.remap(stack, geo.mapx, geo.mapy, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+    R = len(geo.owner)
+    samp = samp.reshape(R, STRIP_LEN, STRIP_LANES, 4).transpose(0, 3, 1, 2)
+    length = np.broadcast_to((geo.length_mm / 100.0).astype(np.float32)[:, None, None, None],
+                             (R, 1, STRIP_LEN, STRIP_LANES))
+    return np.ascontiguousarray(np.concatenate([samp, length], axis=1))
+
+
+class BandModel:
+    """The ONNX band classifier: ``strip`` (N, CHANNELS, STRIP_LEN, STRIP_LANES) -> ``line``
+    (N, 1) logit "a pen line joins the strip's two candles". Loaded once, lazily."""
+
+    _sessions: ClassVar[dict[str, object]] = {}
+
+    def __init__(self, path: str | Path = BAND_MODEL_PATH) -> None:
+        self.path = str(path)
+
+    def available(self) -> bool:
+        return Path(self.path).is_file()
+
+    def _session(self):
+        sess = BandModel._sessions.get(self.path)
+        if sess is None:
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            sess = ort.InferenceSession(self.path, opts, providers=["CPUExecutionProvider"])
+            BandModel._sessions[self.path] = sess
+        return sess
+
+    def predict(self, strips: np.ndarray) -> np.ndarray:
+        """Probabilities (N,) that each strip holds a line joining its two candles."""
+        if len(strips) == 0:
+            return np.zeros((0,), np.float32)
+        (logit,) = self._session().run(None, {"strip": strips.astype(np.float32)})
+        return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))
+
+
+DISC_SIZE = 24
+DISC_SPAN = 1.5   # a disc patch spans this many radii to each side of the candle's centre
+DISC_CHANNELS = 4  # ink, hidden, glare, blind
+
+
+def disc_geometry(centres: np.ndarray, radii: np.ndarray, px_per_mm: float,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Sampling maps (12 * DISC_SIZE, DISC_SIZE) in rectified px of a square patch round every
+    candle (``DISC_SPAN`` radii to each side), rows down the card, columns across."""
+    g = np.linspace(-DISC_SPAN, DISC_SPAN, DISC_SIZE)
+    mx = centres[:, 0, None, None] + radii[:, None, None] * g[None, None, :]
+    my = centres[:, 1, None, None] + radii[:, None, None] * g[None, :, None]
+    mx, my = np.broadcast_arrays(mx, my)
+    n = len(centres)
+    return ((mx * px_per_mm).astype(np.float32).reshape(n * DISC_SIZE, DISC_SIZE),
+            (my * px_per_mm).astype(np.float32).reshape(n * DISC_SIZE, DISC_SIZE))
+
+
+def sample_discs(maps_xy: tuple[np.ndarray, np.ndarray], ink: np.ndarray, hidden: np.ndarray,
+                 glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
+    """The disc patches, float32 ``(12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)``, from the card's
+    maps (``ink`` already divided by the print contrast); outside the card counts as hidden."""
+    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
+                       glare.astype(np.float32), blind.astype(np.float32)])
+    mx, my = maps_xy
+    samp = cv2.remap(stack, mx, my, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+    n = mx.shape[0] // DISC_SIZE
+    return np.ascontiguousarray(samp.reshape(n, DISC_SIZE, DISC_SIZE, 4).transpose(0, 3, 1, 2))
+
+
+class DiscModel(BandModel):
+    """The ONNX crossed-candle classifier: ``disc`` (N, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)
+    -> ``crossed`` (N, 1) logit. Loaded once, lazily."""
+
+    def predict(self, discs: np.ndarray) -> np.ndarray:
+        """Probabilities (N,) that each candle is crossed out."""
+        if len(discs) == 0:
+            return np.zeros((0,), np.float32)
+        (logit,) = self._session().run(None, {"disc": discs.astype(np.float32)})
+        return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))
