@@ -30,6 +30,7 @@ printed; a homography maps card mm to image px: ``[u, v, w]^T = H [x_mm, y_mm, 1
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -343,13 +344,81 @@ def _masks(small: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+def _segment_quads(contour: np.ndarray, frame: tuple[int, int], ratio_card: float,
+                   area_range: tuple[float, float], most: int = 8,
+                   ) -> list[tuple[float, np.ndarray]]:
+    """Card-shaped quadrilaterals from the straight runs of an outline that something breaks
+    or joins (a hand over an edge, a sheet of paper touching the card): every choice of four
+    of its ``most`` longest runs whose lines cross in a convex, card-shaped quadrilateral
+    whose sides hold the runs. Returns ``(support, quad)``: support is the share of the
+    quad's perimeter the runs cover."""
+    peri = cv2.arcLength(contour, True)
+    poly = cv2.approxPolyDP(contour, 0.008 * peri, True).reshape(-1, 2).astype(np.float64)
+    n = len(poly)
+    if n < 4:
+        return []
+    sw, sh = frame
+    runs = []
+    for k in range(n):
+        p, q = poly[k], poly[(k + 1) % n]
+        length = float(np.linalg.norm(q - p))
+        if length < 0.06 * peri:
+            continue
+        on_border = all(min(v[0], v[1], sw - 1 - v[0], sh - 1 - v[1]) < 3 for v in (p, q))
+        if not on_border:
+            runs.append((length, p, q))
+    runs.sort(key=lambda r: -r[0])
+    runs = runs[:most]
+    out: list[tuple[float, np.ndarray]] = []
+    for combo in itertools.combinations(range(len(runs)), 4):
+        sel = [runs[i] for i in combo]
+        mids = np.array([(p + q) / 2 for _, p, q in sel])
+        centre = mids.mean(0)
+        order = np.argsort(np.arctan2(mids[:, 1] - centre[1], mids[:, 0] - centre[0]))
+        lines = [(sel[i][1], (sel[i][2] - sel[i][1]) / sel[i][0]) for i in order]
+        quad = _intersect_lines(lines)
+        if quad is None or not np.all(np.isfinite(quad)):
+            continue
+        q32 = quad.astype(np.float32)
+        if not cv2.isContourConvex(q32.reshape(-1, 1, 2)):
+            continue
+        area = cv2.contourArea(q32)
+        if not area_range[0] <= area <= area_range[1] or _ratio(q32) > ratio_card * 1.9:
+            continue
+        # each run lies within its side, not beyond a corner
+        ok, covered = True, 0.0
+        for k in range(4):            # side k (corner k to k + 1) runs along lines[k]
+            (_, p, q) = sel[order[k]]
+            a, b = quad[k], quad[(k + 1) % 4]
+            d = b - a
+            side = float(np.linalg.norm(d))
+            t = [float((v - a) @ d) / max(side * side, 1e-9) for v in (p, q)]
+            if min(t) < -0.05 or max(t) > 1.05:
+                ok = False
+                break
+            covered += sel[order[k]][0]
+        if not ok:
+            continue
+        out.append((covered / max(cv2.arcLength(q32.reshape(-1, 1, 2), True), 1e-9), q32))
+    return out
+
+
+def _clean_quad(contour: np.ndarray, hull: np.ndarray) -> bool:
+    """The hull is close to a quadrilateral (a card alone, nothing joined to it)."""
+    approx = cv2.approxPolyDP(hull, 0.02 * cv2.arcLength(hull, True), True)
+    return len(approx) == 4
+
+
 def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
-                  max_area: float = 0.9, limit: int = 5) -> list[np.ndarray]:
+                  max_area: float = 0.9, limit: int = 5, limit_broken: int = 3,
+                  min_support: float = 0.5) -> list[np.ndarray]:
     """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
     starting at the top-most corner, largest first, convex, not the frame of the image, whose
     long/short side ratio fits the card seen at up to ~55 degrees off the normal.
-    ``min_area`` and ``max_area`` bound their share of the image. Works on a copy at most 640 px
-    wide (speed); the orientation is left to the caller."""
+    ``min_area`` and ``max_area`` bound their share of the image. Then up to ``limit_broken``
+    quadrilaterals pieced from the straight runs of broken outlines (:func:`_segment_quads`,
+    at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
+    (speed); the orientation is left to the caller."""
     h, w = image.shape[:2]
     scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
@@ -358,6 +427,7 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     ratio_card = max(geom.size_mm) / min(geom.size_mm)
     area_img = sh * sw
     cands: list[tuple[float, Any]] = []
+    broken: list[tuple[float, np.ndarray]] = []
     for m in _masks(small):
         contours, _ = cv2.findContours(m, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         for c in contours:
@@ -365,6 +435,11 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
             if not min_area * area_img <= area <= max_area * area_img:
                 continue
             hull = cv2.convexHull(c)
+            if area < 0.93 * cv2.contourArea(hull) or not _clean_quad(c, hull):
+                # something over an edge (a hand) or touching it (a sheet) bends or joins
+                # the outline: the card's sides are still straight runs of it
+                broken += _segment_quads(c, (sw, sh), ratio_card,
+                                         (min_area * area_img, max_area * area_img))
             peri = cv2.arcLength(hull, True)
             quad = None
             for eps in (0.02, 0.035, 0.05):
@@ -373,8 +448,6 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
                     quad = approx.reshape(4, 2).astype(np.float32)
                     break
             if quad is None:
-                # something over an edge (a hand) adds corners: the card's sides are still the
-                # four longest straight runs of the outline
                 quad = _long_sides_quad(cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2))
                 if quad is None:
                     continue
@@ -404,7 +477,17 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
         q = _clockwise_from_top(np.asarray(q, np.float32))
         if not any(np.abs(q - o).max() < 8 for o in out):
             out.append(q)
-    return out[:limit]
+    out = out[:limit]
+    broken.sort(key=lambda x: -x[0])
+    extra = 0
+    for support, q in broken:
+        if support < min_support or extra >= limit_broken:
+            break
+        q = _clockwise_from_top(q / scale)
+        if not any(np.abs(q - o).max() < 8 for o in out):
+            out.append(q)
+            extra += 1
+    return out
 
 
 def homographies_for_quad(quad: np.ndarray, geom: CardGeometry) -> list[np.ndarray]:

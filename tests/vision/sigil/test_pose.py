@@ -91,3 +91,25 @@ def test_the_wrong_layouts_reference_finds_no_card():
         find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom_c,
                   [_reference("C", "printed", 1)], PoseConfig(),
                   marker_ids_of([load_layout(x) for x in "ABCD"]))
+
+
+@pytest.mark.parametrize("side", [0, 1, 2, 3])
+def test_a_sheet_of_paper_touching_the_card_does_not_hide_it(side):
+    """A pale sheet touching one edge joins the card's outline into one blob; the card's
+    sides are still straight runs of that outline."""
+    frame, info, geom = _photo("C", "printed", 0, 51 + side, hand=False, tilt_deg=15.0,
+                               motion_px=0.0, fill=0.3, background="dark")
+    corners = info.card_corners_px
+    a, b = corners[side], corners[(side + 1) % 4]
+    centre = corners.mean(0)
+    out = (a + b) / 2 - centre
+    out = out / np.linalg.norm(out)
+    along = (b - a) / np.linalg.norm(b - a)
+    mid = (a + b) / 2
+    sheet = np.array([mid - 0.3 * (b - a) - 3 * out, mid + 0.2 * (b - a) - 3 * out,
+                      mid + 0.25 * (b - a) + 160 * out + 40 * along,
+                      mid - 0.35 * (b - a) + 150 * out], np.int32)
+    cv2.fillConvexPoly(frame, sheet, (228, 232, 236), cv2.LINE_AA)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("C", "printed", 0)])
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
