@@ -202,11 +202,12 @@ Line = tuple[np.ndarray, np.ndarray]   # a point and a unit direction
 
 def _cross(l1: Line, l2: Line) -> np.ndarray | None:
     (p1, d1), (p2, d2) = l1, l2
-    a = np.array([d1, -d2], np.float64).T
-    if abs(np.linalg.det(a)) < 1e-9:
+    det = float(d1[1] * d2[0] - d1[0] * d2[1])
+    if abs(det) < 1e-9:
         return None
-    s = np.linalg.solve(a, np.asarray(p2, np.float64) - p1)
-    return np.asarray(p1, np.float64) + s[0] * np.asarray(d1, np.float64)
+    rx, ry = float(p2[0] - p1[0]), float(p2[1] - p1[1])
+    t = (ry * d2[0] - rx * d2[1]) / det
+    return np.array([p1[0] + t * d1[0], p1[1] + t * d1[1]], np.float64)
 
 
 def _intersect_lines(lines: Sequence[Line]) -> np.ndarray | None:
@@ -470,14 +471,14 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
             cands.append((cv2.contourArea(quad), (c, quad)))
     cands.sort(key=lambda x: -x[0])
     # refine the sides of the largest few only (the others are not looked at)
-    refined = [(_refine_quad(*cq) if isinstance(cq, tuple) else cq) / scale
-               for _, cq in cands[:3 * limit]]
     out: list[np.ndarray] = []
-    for q in refined:
-        q = _clockwise_from_top(np.asarray(q, np.float32))
+    for _, cq in cands[:3 * limit]:
+        if len(out) >= limit:
+            break
+        q = _clockwise_from_top(np.asarray((_refine_quad(*cq) if isinstance(cq, tuple) else cq)
+                                           / scale, np.float32))
         if not any(np.abs(q - o).max() < 8 for o in out):
             out.append(q)
-    out = out[:limit]
     broken.sort(key=lambda x: -x[0])
     extra = 0
     for support, q in broken:
@@ -876,13 +877,15 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         if best is not None and best[0] >= cfg.good_match:
             break  # the first candidate is clearly the card: no need to look further
         r = _refine(image, h0, geom, refs[i])
+        norm = None
         if r is not None:
-            s1 = _score(image, r[0], geom, refs[i])
+            n1 = _normalised(image, r[0], geom, MATCH_PPM)
+            s1 = float((_zero_mean(n1) * _ref_at(refs[i], geom, MATCH_PPM, True)).sum())
             if s1 > score:
-                score, h0 = s1, r[0]
+                score, h0, norm = s1, r[0], n1
         # the candles must be where the layout puts them: a card of another layout, or of
         # another design with the same frame, matches the rest of the card well
-        cs = candle_scores(image, h0, geom, refs[i])
+        cs = candle_scores(image, h0, geom, refs[i], MATCH_PPM, norm)
         candles = float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
         top = max(top, (score, candles))
         if score >= cfg.min_match and candles >= cfg.min_candle_match \
@@ -1071,8 +1074,8 @@ def refine_by_patches(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref:
     return h2, n, cover
 
 
-_COARSE = (2.0, 6.0, 8.0, 9.0, 200)   # px/mm, reach mm, patch mm, cell mm, most patches
-_FINE = (4.0, 1.5, 6.0, 7.0, 200)
+_COARSE = (2.0, 6.0, 8.0, 9.0, 64)   # px/mm, reach mm, patch mm, cell mm, most patches
+_FINE = (4.0, 1.5, 6.0, 7.0, 64)
 
 
 def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
@@ -1091,11 +1094,12 @@ def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarra
 
 
 def candle_scores(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
-                  s: float = 2.0) -> np.ndarray:
+                  s: float = 2.0, normalised: np.ndarray | None = None) -> np.ndarray:
     """Per candle, the correlation of the photo with the blank card over its disc (and 1 mm
     around): where layouts differ, so a card of another layout, or a pose off by a candle,
-    scores low. NaN where the disc is flat in the reference or the photo."""
-    g = _normalised(image, h, geom, s)
+    scores low. NaN where the disc is flat in the reference or the photo. ``normalised``: the
+    photo already rectified with ``h`` at ``s`` px/mm (:func:`_normalised`)."""
+    g = _normalised(image, h, geom, s) if normalised is None else normalised
     r = _ref_at(ref, geom, s, False)
     out = np.full(len(geom.candles), np.nan)
     for k, c in enumerate(geom.candles):
