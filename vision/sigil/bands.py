@@ -169,6 +169,9 @@ class DiscModel(BandModel):
     """The ONNX crossed-candle classifier: ``disc`` (N, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)
     -> ``crossed`` (N, 1) logit. Loaded once, lazily."""
 
+    def __init__(self, path: str | Path = DISC_MODEL_PATH) -> None:
+        super().__init__(path)
+
     def predict(self, discs: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each candle is crossed out."""
         if len(discs) == 0:

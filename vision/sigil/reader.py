@@ -542,8 +542,9 @@ def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model:
                     ) -> tuple[dict[tuple[int, int], float | None], float,
                                list[tuple[int, int]], list[str]]:
     """Lines from the band model: each pair's score is its best strip's probability; one
-    adaptive threshold over the card's scores. A pair under the threshold whose centre line is
-    partly hidden (a hand, outside the photo) is unknown: what is covered is never "no line"."""
+    adaptive threshold over the card's scores. A pair whose centre line is more than
+    ``band_max_hidden`` hidden (a hand, outside the photo) is unknown whatever its score:
+    what is covered is never "no line", and the model was never trained on such strips."""
     geo, strips, seen = _strips(maps, geom, cfg)
     prob = model.predict(strips)
     n = len(geom.pairs)
@@ -551,19 +552,21 @@ def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model:
     np.maximum.at(score, geo.owner, prob)
     hidden = np.ones(n)
     np.minimum.at(hidden, geo.owner, seen[:, 0])
-    t_line = first_large_gap(score, floor=cfg.band_floor, ceiling=cfg.band_ceiling,
-                             min_jump=cfg.band_min_jump, default=cfg.band_default)
+    t_line = first_large_gap(score[hidden <= cfg.band_max_hidden], floor=cfg.band_floor,
+                             ceiling=cfg.band_ceiling, min_jump=cfg.band_min_jump,
+                             default=cfg.band_default)
     strengths: dict[tuple[int, int], float | None] = {}
     lines, unknown = [], []
     for p, pair in enumerate(geom.pairs):
-        if score[p] >= t_line:
-            lines.append(pair)
-            strengths[pair] = float(score[p])
-        elif hidden[p] > cfg.band_max_hidden:
+        if hidden[p] > cfg.band_max_hidden:
+            # the model never saw strips this hidden (the renderer calls them unknown): it
+            # does not speak for them
             unknown.append(f"line {pair[0]}-{pair[1]}")
             strengths[pair] = None
         else:
             strengths[pair] = float(score[p])
+            if score[p] >= t_line:
+                lines.append(pair)
     return strengths, t_line, lines, unknown
 
 
@@ -694,15 +697,17 @@ def _cross_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
 
 def _crosses_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                       model: DiscModel) -> tuple[list[float | None], float]:
-    """Per candle the disc model's probability "crossed out" (None when the disc is mostly
-    hidden and the model does not see a cross), and the card's adaptive threshold over them."""
+    """Per candle the disc model's probability "crossed out" (None when more than
+    ``disc_max_hidden`` of the disc is hidden), and the card's adaptive threshold over them."""
     discs = _discs(maps, geom, cfg)
     prob = model.predict(discs)
     inner = discs[:, 1, 4:-4, 4:-4].mean(axis=(1, 2))       # hidden share over the disc
-    t = first_large_gap(prob, floor=cfg.band_floor, ceiling=cfg.band_ceiling,
-                        min_jump=cfg.band_min_jump, default=cfg.band_default)
-    out: list[float | None] = [None if inner[i] > cfg.disc_max_hidden and prob[i] < t
-                               else float(prob[i]) for i in range(len(prob))]
+    t = first_large_gap(prob[inner <= cfg.disc_max_hidden], floor=cfg.band_floor,
+                        ceiling=cfg.band_ceiling, min_jump=cfg.band_min_jump,
+                        default=cfg.band_default)
+    # a disc more hidden than the renderer's labels allow was never trained on: unknown
+    out: list[float | None] = [None if inner[i] > cfg.disc_max_hidden else float(prob[i])
+                               for i in range(len(prob))]
     return out, t
 
 

@@ -107,19 +107,24 @@ def test_model_scores_go_through_one_threshold_and_hidden_goes_to_unknown() -> N
 
     geo = _strip_geo(geom, SigilConfig())
     prob = np.full(len(geo.owner), 0.02)
-    drawn = {0, 5}
-    for p in drawn:
+    cs = np.array([c.center for c in geom.candles])
+    right = [p for p, (a, b) in enumerate(geom.pairs)
+             if cs[a][0] > w / 2 + 8 and cs[b][0] > w / 2 + 8]
+    left = [p for p, (a, b) in enumerate(geom.pairs)
+            if cs[a][0] < w / 2 - 8 and cs[b][0] < w / 2 - 8]
+    assert right and left
+    drawn = set(right[:2])
+    for p in drawn | {left[0]}:        # the model "sees" a line under the hand: not trusted
         prob[geo.owner == p] = 0.97
     strengths, t, lines, unknown = _lines_by_model(maps, geom, SigilConfig(),
                                                    _FixedModel(prob))
     assert 0.3 <= t <= 0.7
     assert set(lines) == {geom.pairs[p] for p in drawn}
-    cs = np.array([c.center for c in geom.candles])
     for p, (a, b) in enumerate(geom.pairs):
         name = f"line {a}-{b}"
         if p in drawn:
             assert name not in unknown
-        elif cs[a][0] < w / 2 - 8 and cs[b][0] < w / 2 - 8:
+        if cs[a][0] < w / 2 - 8 and cs[b][0] < w / 2 - 8:
             # both candles well inside the hidden half: not "no line" but unknown
             assert name in unknown and strengths[(a, b)] is None
         elif cs[a][0] > w / 2 + 8 and cs[b][0] > w / 2 + 8:
@@ -190,3 +195,47 @@ def test_exported_net_runs_in_the_reader_model_class(tmp_path) -> None:
     assert np.allclose(BandModel(tmp_path / "b.onnx").predict(x), want, atol=1e-5)
     d = np.zeros((12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE), np.float32)
     assert DiscModel(tmp_path / "d.onnx").predict(d).shape == (12,)
+
+
+def test_disc_model_file_is_small_and_reads_a_blank_disc_as_not_crossed() -> None:
+    from vision.sigil.bands import DISC_CHANNELS, DISC_MODEL_PATH, DISC_SIZE, DiscModel
+
+    assert DISC_MODEL_PATH.is_file() and DISC_MODEL_PATH.stat().st_size < 256 * 1024
+    p = DiscModel().predict(np.zeros((2, DISC_CHANNELS, DISC_SIZE, DISC_SIZE), np.float32))
+    assert p.shape == (2,) and p.max() < 0.5
+
+
+def test_disc_patches_centre_on_the_candles_and_a_hidden_disc_is_unknown() -> None:
+    from vision.sigil.bands import DISC_SIZE, DiscModel, disc_geometry, sample_discs
+    from vision.sigil.reader import _crosses_by_model
+
+    mx, my = disc_geometry(CENTRES, RADII, S)
+    mid = DISC_SIZE // 2
+    assert mx.reshape(3, DISC_SIZE, DISC_SIZE)[0, 0].min() == pytest.approx((10 - 6) * S)
+    assert my.reshape(3, DISC_SIZE, DISC_SIZE)[1, :, mid].max() == pytest.approx((20 + 6) * S)
+    ink = _maps_with_line((47.0, 17.0), (53.0, 23.0))            # a slash over candle 1
+    none = np.zeros_like(ink, bool)
+    d = sample_discs((mx, my), ink, none, none, none)
+    assert d[1, 0].max() > 0.5 and d[0, 0].max() == 0.0
+
+    layout = load_layout("A")
+    geom = card_geometry(layout)
+    s = SigilConfig().px_per_mm
+    w, h = geom.size_mm
+    shape = (round(h * s), round(w * s))
+    hidden = np.zeros(shape, bool)
+    c0 = geom.candles[0]
+    hidden[round((c0.center[1] - 8) * s):round((c0.center[1] + 8) * s),
+           round((c0.center[0] - 8) * s):round((c0.center[0] + 8) * s)] = True
+    maps = CardMaps(ink=np.zeros(shape, np.float32), hidden=hidden,
+                    glare=np.zeros(shape, bool), blind=np.zeros(shape, bool), contrast=0.5,
+                    rectified=np.zeros((*shape, 3), np.uint8))
+
+    class Fixed(DiscModel):
+        def predict(self, discs: np.ndarray) -> np.ndarray:
+            return np.array([0.01] * 3 + [0.98] + [0.01] * 8)[:len(discs)]
+
+    out, t = _crosses_by_model(maps, geom, SigilConfig(), Fixed("unused"))
+    assert out[0] is None                      # hidden and no cross seen: unknown
+    assert out[3] is not None and out[3] >= t  # crossed
+    assert all(v is not None and v < t for i, v in enumerate(out) if i not in (0, 3))

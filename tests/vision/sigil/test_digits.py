@@ -60,3 +60,28 @@ def test_empty_crop_has_no_glyph_and_no_ring() -> None:
     empty = np.zeros((dg.CROP, dg.CROP), np.float32)
     assert dg.glyph(empty) is None
     assert dg.find_ring(empty) is None
+
+
+def test_finetune_reads_back_the_onnx_weights_and_cuts_photo_crops(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from models.digits.finetune import load_onnx_weights, photo_set
+    from models.digits.train import DigitNet
+
+    net = DigitNet().eval()
+    load_onnx_weights(net, str(dg.MODEL_PATH))
+    rng = np.random.default_rng(5)
+    crops = [sample(rng, d, c) for d, c in ((2, False), (5, True), (3, False))]
+    want, _ = _read(crops)
+    with torch.no_grad():
+        circ = torch.from_numpy(np.stack([dg.circle_input(c) for c in crops])[:, None])
+        glyphs = torch.from_numpy(np.stack([dg.glyph(c) for c in crops])[:, None])
+        logits, _ = net(glyphs, circ)
+    # the same weights as the ONNX file: the same digits on uncircled crops
+    assert list(logits.argmax(1).numpy()[[0, 2]] + 1) == list(want[[0, 2]])
+    path = tmp_path / "crops.npz"
+    np.savez(path, bx=np.stack([*crops, np.zeros_like(crops[0])]).astype(np.float16),
+             by=np.array([[2, 0], [5, 1], [3, 0], [0, 0]]))
+    gl, cr, dig, circ_y = photo_set([str(path)])
+    assert list(dig) == [1, 4, 2] and list(circ_y) == [0.0, 1.0, 0.0]   # the empty box left out
+    assert gl.shape == (3, 1, dg.GLYPH, dg.GLYPH) and cr.shape[:2] == (3, 1)

@@ -1,0 +1,132 @@
+"""Fine-tune the top-box digit model on crops of rendered photos, and export it again.
+
+Run from the repository root (needs the ``train`` extras), after
+``models.sigil_bands.train strips`` has saved box crops of rendered photos (``bx``: the top
+boxes' ink crops exactly as the reader gets them, ``by``: digit 1-6 or 0 for empty, circled)::
+
+    nice -n 10 /work/venv/bin/python -m models.digits.finetune /tmp/bands/*.npz \\
+        --hold-out /tmp/bands/s_0.npz --out models/digits/digits.onnx
+
+The crops from synthetic hands (:mod:`models.digits.synth`: scikit-learn's bundled scans,
+Hershey fonts, the project's templates and writers) teach the shapes; crops of photographed,
+rectified and reference-subtracted cards teach what the camera does to them (blur, JPEG, the
+printed border's residue, glare, tilt). Training goes on from the committed weights (read back
+from the ONNX file) on a mix of both, so that neither is forgotten. Prints held-out figures for
+photo crops (the ``--hold-out`` files, never trained on) and for each synthetic source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.digits.train import DigitNet, evaluate, make_set
+from vision.sigil.digits import CIRCLE_IN, GLYPH, circle_input, find_ring, glyph, remove_ring
+
+
+def photo_set(paths: list[str]) -> tuple[np.ndarray, ...]:
+    """Glyphs, circle inputs, digits (0-5) and circled flags of the non-empty photo crops, put
+    through the reader's own ring removal and glyph normalisation."""
+    gl, cr, dig, circ = [], [], [], []
+    for p in paths:
+        d = np.load(p)
+        if "bx" not in d:
+            continue
+        for crop, (value, circled) in zip(d["bx"].astype(np.float32), d["by"], strict=True):
+            if value == 0:
+                continue
+            rest = crop
+            if circled:
+                ring = find_ring(crop)
+                if ring is not None:
+                    rest = remove_ring(crop, ring)
+            g = glyph(rest)
+            if g is None:
+                continue
+            gl.append(g[None])
+            cr.append(circle_input(crop)[None])
+            dig.append(int(value) - 1)
+            circ.append(float(circled))
+    return (np.stack(gl).astype(np.float32), np.stack(cr).astype(np.float32),
+            np.array(dig, np.int64), np.array(circ, np.float32))
+
+
+def load_onnx_weights(net: nn.Module, path: str) -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(path)
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    state = net.state_dict()
+    missing = [k for k in state if k not in init]
+    if missing:
+        raise SystemExit(f"{path}: no weights for {missing[:3]}...")
+    net.load_state_dict({k: torch.from_numpy(init[k].copy()) for k in state})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="+")
+    ap.add_argument("--hold-out", nargs="+", required=True)
+    ap.add_argument("--start", default="models/digits/digits.onnx")
+    ap.add_argument("--out", default="models/digits/digits.onnx")
+    ap.add_argument("--synth", type=int, default=8000)
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    t0 = time.time()
+    held = set(args.hold_out)
+    photo = photo_set([p for p in args.data if p not in held])
+    val_photo = photo_set(list(args.hold_out))
+    synth = make_set(args.synth, args.seed)
+    print(f"{len(photo[0])} photo crops, {len(val_photo[0])} held out, {len(synth[0])} "
+          f"synthetic ({time.time() - t0:.0f} s)", flush=True)
+    train = [np.concatenate([a, b]) for a, b in zip(photo, synth, strict=True)]
+    net = DigitNet()
+    load_onnx_weights(net, args.start)
+    print(f"before: held-out photo digit/circle {evaluate(net, val_photo)}", flush=True)
+    n = len(train[0])
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
+    steps = args.epochs * (n // 128)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=steps)
+    ce, bce = nn.CrossEntropyLoss(label_smoothing=0.05), nn.BCEWithLogitsLoss()
+    tensors = [torch.from_numpy(a) for a in train]
+    gen = torch.Generator().manual_seed(args.seed)
+    for epoch in range(args.epochs):
+        net.train()
+        perm = torch.randperm(n, generator=gen)
+        for k in range(n // 128):
+            idx = perm[k * 128:(k + 1) * 128]
+            lg, lc = net(tensors[0][idx], tensors[1][idx])
+            loss = ce(lg, tensors[2][idx]) + bce(lc[:, 0], tensors[3][idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        d_acc, c_acc = evaluate(net, val_photo)
+        print(f"epoch {epoch + 1}: held-out photo digit {d_acc:.4f} circle {c_acc:.4f} "
+              f"({time.time() - t0:.0f} s)", flush=True)
+    for name, src, part in (("templates", 0, "train"), ("hershey", 1, "train"),
+                            ("sklearn held-out scans", 2, "test"),
+                            ("renderer writers", 3, "train")):
+        d_acc, c_acc = evaluate(net, make_set(1200, 2000 + src, sk_part=part, source=src))
+        print(f"held-out {name}: digit {d_acc:.4f} circle {c_acc:.4f}")
+    net.eval()
+    out = Path(args.out)
+    torch.onnx.export(net, (torch.zeros(1, 1, GLYPH, GLYPH), torch.zeros(1, 1, CIRCLE_IN,
+                                                                           CIRCLE_IN)),
+                      str(out), input_names=["glyph", "crop"], output_names=["digit", "circle"],
+                      dynamic_axes={"glyph": {0: "n"}, "crop": {0: "n"}, "digit": {0: "n"},
+                                    "circle": {0: "n"}}, opset_version=17, dynamo=False)
+    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main()
