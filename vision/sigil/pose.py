@@ -42,9 +42,9 @@ from companion.errors import BadInput
 from vision.imageio import as_bgr
 from vision.sigil.geometry import CardGeometry, card_corners_mm, card_geometry, project
 
-__all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "detect_markers", "find_by_markers",
+__all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "candle_scores", "detect_markers",
            "find_card", "find_pose", "homographies_for_quad", "layout_match", "marker_ids_of",
-           "outline_quads", "rectify", "rectify_card"]
+           "outline_quads", "rectify", "rectify_card", "refine_by_patches"]
 
 
 class NoCard(BadInput):
@@ -85,7 +85,7 @@ class PoseConfig:
     marker_patches: int = 48        # blank-card patches that refine a marker pose
     min_inliers: int = 12           # patches agreeing, for a marker pose to be refined
     min_cover: float = 0.25         # share of the card their hull covers
-    marker_agree_mm: float = 1.0    # the refined pose keeps the marker corners seen this close
+    marker_agree_mm: float = 1.5    # the refined pose keeps the marker centres seen this close
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -167,22 +167,6 @@ def _marker_homography(seen: Mapping[int, np.ndarray], geom: CardGeometry) -> np
     dst = np.concatenate([seen[i] for i in seen]).astype(np.float32)
     h, _inl = cv2.findHomography(src, dst, cv2.RANSAC if len(seen) >= 2 else 0, 3.0)
     return h
-
-
-def find_by_markers(gray: np.ndarray, geom: CardGeometry,
-                    other_ids: Mapping[int, str] | None = None) -> Pose | None:
-    """The pose from the layout's markers, or ``None`` when fewer than 2 of them are seen.
-
-    Raises :class:`WrongLayout` when the markers in view belong to another layout
-    (``other_ids`` maps marker ids to the names of the layouts that print them).
-    """
-    seen = _markers_in_view(gray, geom, other_ids)
-    if len(seen) < 2:
-        return None
-    h = _marker_homography(seen, geom)
-    if h is None:
-        return None
-    return _pose_of(h, geom, "markers", tuple(sorted(seen)))
 
 
 def marker_ids_of(layouts: Iterable[Any]) -> dict[int, str]:
@@ -838,7 +822,9 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         if r is not None and r[1] >= cfg.min_inliers and r[2] >= cfg.min_cover:
             mine = {m.id: m for m in geom.markers}
             tol = cfg.marker_agree_mm * _photo_ppm(hm, geom)
-            off = max(float(np.linalg.norm(project(r[0], mine[i].corners()) - c, axis=1).max())
+            # marker centres: blur moves a marker's corners inwards, not its centre
+            off = max(float(np.linalg.norm(project(r[0], np.array([mine[i].center]))[0]
+                                           - c.mean(axis=0)))
                       for i, c in seen.items())
             if off <= tol:
                 hm = r[0]

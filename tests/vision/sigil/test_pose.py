@@ -113,3 +113,15 @@ def test_a_sheet_of_paper_touching_the_card_does_not_hide_it(side):
     pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
                            [_reference("C", "printed", 0)])
     assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+@pytest.mark.parametrize("seed", [61, 62, 63])
+def test_three_markers_under_strong_motion_blur(seed):
+    """Motion blur moves marker corners by a millimetre; the refined pose agrees with the
+    markers' centres and is kept."""
+    frame, info, geom = _photo("B", "companion", 0, seed, hide_markers=1, hand=False,
+                               tilt_deg=30.0, motion_px=3.0, fill=0.5)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("B", "companion", 0)])
+    assert pose.method == "markers" and len(pose.markers) == 3
+    assert _error_px(pose.homography, info.homography, geom) < 2.0
