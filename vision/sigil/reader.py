@@ -102,7 +102,7 @@ class SigilConfig:
     cross_default: float = 0.4
     # top boxes
     box_ink_level: float = 0.45
-    box_min_ink_mm2: float = 2.5
+    box_min_ink_mm2: float = 0.6
     box_inset_px: int = 4
     box_max_hidden: float = 0.1
     circle_prob: float = 0.5
