@@ -79,7 +79,7 @@ class PoseConfig:
 
     min_match: float = 0.2          # below: NoCard
     min_candle_match: float = 0.3   # correlation over a candle's disc with the blank card
-    candles_seen: int = 3           # candles that must reach min_candle_match, else NoCard
+    candles_seen: int = 4           # candles that must reach min_candle_match, else NoCard
     refine_candidates: int = 2      # best-scoring outline poses refined
     good_match: float = 0.55        # a first candidate this good needs no rival
     marker_patches: int = 48        # blank-card patches that refine a marker pose
