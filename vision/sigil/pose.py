@@ -877,6 +877,21 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         if score >= cfg.min_match and candles >= cfg.min_candle_match \
                 and (best is None or score > best[0]):
             best = (score, h0, i)
+    if best is not None and best[0] < cfg.good_match:
+        # a doubtful best: the card turned half round (its quad is the same), and the best
+        # refined once more, compete with it
+        w, hh = geom.size_mm
+        half = np.array([[-1.0, 0.0, w], [0.0, -1.0, hh], [0.0, 0.0, 1.0]])
+        for h0 in (best[1] @ half, best[1]):
+            r = _refine(image, h0, geom, refs[best[2]])
+            if r is None:
+                continue
+            n1 = _normalised(image, r[0], geom, MATCH_PPM)
+            s1 = float((_zero_mean(n1) * _ref_at(refs[best[2]], geom, MATCH_PPM, True)).sum())
+            cs = candle_scores(image, r[0], geom, refs[best[2]], MATCH_PPM, n1)
+            candles = float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
+            if s1 > best[0] and candles >= cfg.min_candle_match:
+                best = (s1, r[0], best[2])
     if best is None:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
