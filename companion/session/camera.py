@@ -26,6 +26,7 @@ from companion.session.hub import Hub
 from companion.session.live import LiveLoop, draw_dice, draw_polygon
 
 RECT_PX_PER_MM = 4.0
+ROLL_AREA_COLOUR = (255, 255, 0)   # BGR: cyan
 
 
 def _try(module: str) -> tuple[Any, str]:
@@ -99,16 +100,25 @@ class Processor:
                                                 outlines)
         if self.read_dice is not None:
             reading = self.read_dice(image)
-            # a sigil card's printed candles and markers are not dice
-            dice = [d.to_json() for d in reading.dice
+            area = roll_area_polygon(self.hub.roll_area(), image.shape[1], image.shape[0])
+            # a sigil card's printed candles and markers are not dice; dice outside the roll
+            # area (HP dice on the machine's part cards) are seen but not part of any roll
+            seen = [d for d in reading.dice
                     if not any(_inside(d.center, poly) for poly in outlines)]
+            dice = [d.to_json() for d in seen if area is None or _inside(d.center, area)]
+            ignored = [d.to_json() for d in seen if area is not None
+                       and not _inside(d.center, area)]
             readings["dice"] = dice
+            readings["ignored"] = ignored
             if self.dice_tracker is not None:
-                events += self.dice_tracker.update(reading, t, exclude=outlines)
+                events += self.dice_tracker.update(reading, t, exclude=outlines, area=area)
                 tracked = [d.to_json() for d in self.dice_tracker.dice()]
                 readings["tracked"] = tracked
                 readings["settled"] = bool(tracked) and all(
                     d["state"] == "settled" for d in tracked)
+            if area is not None:
+                draw_polygon(overlay, [list(p) for p in area], ROLL_AREA_COLOUR)
+            draw_dice(overlay, ignored, greyed=True)
             draw_dice(overlay, dice)
         for event in events:
             doc = event.to_json()
@@ -159,6 +169,21 @@ def _inside(point: tuple[float, float], polygon: list[tuple[float, float]]) -> b
     """Whether ``point`` lies inside ``polygon`` (corners in order). Convention: ``(x, y)``."""
     contour = np.array(polygon, np.float32).reshape(-1, 1, 2)
     return cv2.pointPolygonTest(contour, (float(point[0]), float(point[1])), False) > 0
+
+
+def roll_area_polygon(area: tuple[float, float, float, float] | None, width: int,
+                      height: int) -> list[tuple[float, float]] | None:
+    """The roll area (fractions of the image, :meth:`Hub.roll_area`) as a pixel polygon.
+
+    Convention: ``(x, y)`` pixels, origin top-left, corners clockwise from the top-left.
+
+    >>> roll_area_polygon((0.0, 0.5, 0.5, 1.0), 200, 100)
+    [(0.0, 50.0), (100.0, 50.0), (100.0, 100.0), (0.0, 100.0)]
+    """
+    if area is None:
+        return None
+    x0, y0, x1, y1 = area[0] * width, area[1] * height, area[2] * width, area[3] * height
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
 
 
 def layout_size(layout: Any) -> tuple[float, float]:

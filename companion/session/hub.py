@@ -7,6 +7,7 @@ and wakes the pages' server-sent-event streams through :class:`Bus` when anythin
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavail
 from companion.store import Store
 
 _CARD_ID = re.compile(r"^g(\d+)p(\d+)c(\d+)$")
+MIN_ROLL_AREA = 0.05   # smallest side of the roll area, as a fraction of the image
 
 
 class Bus:
@@ -179,6 +181,39 @@ class Hub:
         if layout_of is None or layout_of(session.state, player, card) is None:
             raise BadInput(f"there is no card {card + 1} of player {player + 1} in this game")
         self.store.set_meta("camera.card", f"{player}:{card}")
+        self.games_bus.publish()
+
+    def roll_area(self) -> tuple[float, float, float, float] | None:
+        """The roll area the player set on the live page, or None (the whole image).
+
+        Convention: ``(x0, y0, x1, y1)`` as fractions (0-1) of the frame's width and height,
+        origin top-left, so it holds at any camera resolution. Dice outside it are not read
+        into rolls (Doom Machine's HP dice resting on the part cards).
+        """
+        value = self.store.get_meta("camera.roll_area")
+        if value is None:
+            return None
+        try:
+            x0, y0, x1, y1 = (float(v) for v in json.loads(value))
+        except (ValueError, TypeError):
+            return None
+        return x0, y0, x1, y1
+
+    def set_roll_area(self, area: tuple[float, float, float, float] | None) -> None:
+        """Store the roll area (None: the whole image); refused when it is not a rectangle
+        inside the image at least ``MIN_ROLL_AREA`` of each side."""
+        if area is not None:
+            x0, y0, x1, y1 = (float(v) for v in area)
+            if not (0.0 <= x0 < x1 <= 1.0 and 0.0 <= y0 < y1 <= 1.0):
+                raise BadInput("the roll area must be [x0, y0, x1, y1] within the image "
+                               "(fractions 0-1) with x0 < x1 and y0 < y1")
+            if x1 - x0 < MIN_ROLL_AREA or y1 - y0 < MIN_ROLL_AREA:
+                raise BadInput(f"the roll area is too small: each side must be at least "
+                               f"{MIN_ROLL_AREA:.0%} of the image")
+            value: str | None = json.dumps([round(v, 4) for v in (x0, y0, x1, y1)])
+        else:
+            value = None
+        self.store.set_meta("camera.roll_area", value)
         self.games_bus.publish()
 
     def camera_card(self) -> tuple[str, str] | None:

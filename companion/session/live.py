@@ -81,8 +81,10 @@ def encode_jpeg(frame: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
     return buf.tobytes()
 
 
-def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0) -> None:
-    """Draw dice boxes and values (DESIGN.md dice records) on ``frame`` in place.
+def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0, *,
+              greyed: bool = False) -> None:
+    """Draw dice boxes and values (DESIGN.md dice records) on ``frame`` in place; ``greyed``
+    draws them grey (dice seen outside the roll area, not read into rolls).
 
     Convention: ``bbox`` is ``[x0, y0, x1, y1]`` in pixels of the original frame; ``scale``
     maps them to ``frame``.
@@ -90,7 +92,7 @@ def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0)
     for die in dice:
         x0, y0, x1, y1 = (round(v * scale) for v in die["bbox"])
         flat = die.get("value") is not None
-        colour = (80, 220, 80) if flat else (0, 165, 255)
+        colour = (150, 150, 150) if greyed else (80, 220, 80) if flat else (0, 165, 255)
         cv2.rectangle(frame, (x0, y0), (x1, y1), colour, 2, cv2.LINE_AA)
         label = str(die["value"]) if flat else "?"
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, 0.8, 2)

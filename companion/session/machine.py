@@ -143,15 +143,26 @@ class MachineAdapter:
         """A game event from a tracker event (``companion.tracker`` JSON), or None.
 
         A settled roll in the roll phase becomes the ``roll`` (camera dice are matched to the
-        pool's dice by colour, then in order); a single re-rolled die becomes a ``reroll`` and
-        a die turned by one pip a ``modify`` (the +/-1 slot). :class:`Refused` says why a
-        reading cannot be used (a cocked die, the wrong number of dice).
+        pool's dice by colour, then in order), and so do the dice thrown when others stayed
+        still on the table (a re-roll event in the roll phase); a single re-rolled die
+        becomes a ``reroll`` and a die turned by one pip a ``modify`` (the +/-1 slot).
+        :class:`Refused` says why a reading cannot be used (a cocked die, the wrong number of
+        dice).
         """
         game = state.game
         kind = doc.get("kind")
         hand = [d for d in game.get("dice", []) if d["at"] == "hand"]
         if kind == "roll" and game.get("phase") == "roll":
             return {"type": "roll", "dice": self._match_roll(game, doc), "source": "camera"}
+        if kind == "reroll" and game.get("phase") == "roll":
+            # some dice stayed still on the table (a die a lock set aside, one not picked up):
+            # only the dice thrown make the roll
+            thrown = [d for d in doc.get("dice", []) if d["id"] in doc.get("rerolled", [])]
+            ready = [d for d in game.get("dice", []) if d["at"] == "ready"]
+            if len(thrown) != len(ready):
+                return None   # a few dice moved about, not the roll
+            return {"type": "roll", "dice": self._match_roll(game, {"dice": thrown}),
+                    "source": "camera"}
         if kind == "reroll" and game.get("phase") == "player":
             new = [d for d in doc.get("dice", []) if d["id"] in doc.get("rerolled", [])]
             old = doc.get("replaced", [])

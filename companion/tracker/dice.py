@@ -226,14 +226,18 @@ class DiceTracker:
     # ------------------------------------------------------------------ public
     def update(self, reading: DiceReading, t: float, *, hand: bool = False,
                exclude: Sequence[Sequence[tuple[float, float]]] = (),
+               area: Sequence[tuple[float, float]] | None = None,
                ) -> list[TrackerEvent]:
         """Take one frame's reading at frame time ``t`` (seconds); return the events it settled.
 
         ``hand`` says a hand is in view (if the caller knows); dice vanishing from view count as
         handling too. ``exclude`` lists polygons (``(x, y)`` pixel corners, origin top-left)
         whose detections are ignored: pass the outline of each sigil card in view, whose printed
-        candles and markers a dice reader may take for dice. Raises ``ValueError`` when ``t``
-        goes back in time.
+        candles and markers a dice reader may take for dice. ``area``, when given, is the roll
+        area (a polygon, same convention): only detections whose centre lies inside it count,
+        so dice resting elsewhere on the table (Doom Machine's yellow HP dice on the part
+        cards) are never part of a roll nor nudged. Raises ``ValueError`` when ``t`` goes back
+        in time.
         """
         if not isinstance(reading, DiceReading):
             raise TypeError(f"expected a DiceReading, got {type(reading).__name__}")
@@ -248,7 +252,8 @@ class DiceTracker:
         self._hand = hand
         self._frame += 1
         detections = [d for d in reading.dice if d.confidence >= self.config.min_confidence
-                      and not any(point_in_polygon(d.center, poly) for poly in exclude)]
+                      and not any(point_in_polygon(d.center, poly) for poly in exclude)
+                      and (area is None or point_in_polygon(d.center, area))]
         self._associate(detections)
         if hand or any(tr.missed for tr in self._tracks):
             return []

@@ -92,7 +92,7 @@ def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
         else:
             cache["game"] = {"cat": game_view(hub, "cat")["engine"],
                              "machine": game_view(hub, "machine")["engine"],
-                             "feeds": hub.active_kind()}
+                             "feeds": hub.active_kind(), "roll_area": hub.roll_area()}
         cache["version"] = version
     return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt)}
 
@@ -328,6 +328,13 @@ def register(app: Flask) -> None:
         doc = body(schemas.CAMERA_FEEDS)
         hub().set_active_kind(doc["kind"])
         return jsonify({"kind": doc["kind"]})
+
+    @app.post("/api/live/roll-area")
+    def roll_area() -> Any:
+        """Where the dice are rolled: ``[x0, y0, x1, y1]`` fractions of the image, or null."""
+        doc = body(schemas.ROLL_AREA)
+        hub().set_roll_area(doc["area"])
+        return jsonify({"area": hub().roll_area()})
 
     # -- campaigns -----------------------------------------------------------------------
     @app.get("/api/campaigns")

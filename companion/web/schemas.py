@@ -86,3 +86,12 @@ CAMERA_FEEDS: dict[str, Any] = {
     "type": "object", "required": ["kind"], "additionalProperties": False,
     "properties": {"kind": {"enum": ["cat", "machine"]}},
 }
+
+_FRACTION = {"type": "number", "minimum": 0, "maximum": 1}
+
+ROLL_AREA: dict[str, Any] = {
+    "type": "object", "required": ["area"], "additionalProperties": False,
+    "properties": {"area": {"oneOf": [
+        {"type": "null"},
+        {"type": "array", "items": _FRACTION, "minItems": 4, "maxItems": 4}]}},
+}

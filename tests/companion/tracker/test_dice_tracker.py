@@ -374,3 +374,45 @@ def test_rerolling_any_subset_updates_exactly_those_dice(data, n):
         d.value for d in new)
     assert sorted(d.value for d in reroll.replaced) == sorted(old[i].value for i in picked)
     assert {d.id for d in reroll.dice} - set(reroll.rerolled) == kept_ids
+
+
+# ---------------------------------------------------------------- the roll area
+ROLL_AREA = [(0.0, 250.0), (1000.0, 250.0), (1000.0, 600.0), (0.0, 600.0)]
+HP_DICE = [die(4, 150, 80, "yellow"), die(2, 400, 80, "yellow"), die(6, 650, 80, "yellow")]
+FIVE_BLACK = [die(v, 100 + 90 * i, 400, "black") for i, v in enumerate([1, 3, 3, 5, 6])]
+
+
+def run_area(frames, area):
+    tracker = DiceTracker()
+    out = [e for i, dice in enumerate(frames)
+           for e in tracker.update(DiceReading(tuple(dice)), i / 10.0, area=area)]
+    return out, tracker
+
+
+def test_dice_resting_on_the_part_cards_join_the_roll_without_a_roll_area():
+    # The problem the roll area solves: Doom Machine's yellow HP dice sit still on the part
+    # cards. The first roll takes them in, and every later roll is a mere re-roll of some dice.
+    frames = (still(HP_DICE, 6) + [HP_DICE + d for d in tumbling(FIVE_BLACK)]
+              + still(HP_DICE + FIVE_BLACK, 8))
+    events, _ = run_area(frames, None)
+    assert [type(e).__name__ for e in events] == ["RollSettled", "RerollSettled"]
+    assert len(events[0].dice) == 3 and len(events[1].dice) == 8
+
+
+def test_only_dice_inside_the_roll_area_make_the_roll():
+    frames = (still(HP_DICE, 6) + [HP_DICE + d for d in tumbling(FIVE_BLACK)]
+              + still(HP_DICE + FIVE_BLACK, 8))
+    events, tracker = run_area(frames, ROLL_AREA)
+    assert [e.text for e in events] == ["roll settled: 1 3 3 5 6"]
+    assert {d.color for d in tracker.dice()} == {"black"}
+
+
+def test_an_hp_die_turned_on_its_card_is_not_a_nudged_player_die():
+    damaged = [die(3, 150, 80, "yellow"), *HP_DICE[1:]]   # the part lost 1 HP: 4 -> 3
+    frames = (tumbling(FIVE_BLACK) + still(HP_DICE + FIVE_BLACK, 8)
+              + still(damaged + FIVE_BLACK, 8))
+    events, _ = run_area(frames, ROLL_AREA)
+    assert [e.text for e in events] == ["roll settled: 1 3 3 5 6"]
+    # without the area the same frames nudge a die
+    events, _ = run_area(frames, None)
+    assert any(isinstance(e, DieNudged) for e in events)

@@ -37,3 +37,32 @@ def test_an_unavailable_engine_is_named_on_its_page(served, page):
     notice.wait_for(state="visible", timeout=10_000)
     assert re.search("not available", notice.inner_text())
     assert "engine is missing" in notice.inner_text()
+
+
+def test_the_roll_area_is_dragged_on_the_camera_image(served, page):
+    page.goto(served.url + "/", wait_until="domcontentloaded")
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    page.wait_for_function("document.getElementById('video').naturalWidth > 0", timeout=10_000)
+    assert page.locator("#roll-area-text").inner_text() == "the whole image"
+    page.click("#roll-draw")
+    r = page.locator("#video").bounding_box()   # the 16:9 placeholder fills the element
+    page.mouse.move(r["x"] + 0.1 * r["width"], r["y"] + 0.5 * r["height"])
+    page.mouse.down()
+    page.mouse.move(r["x"] + 0.5 * r["width"], r["y"] + 0.7 * r["height"], steps=4)
+    page.mouse.move(r["x"] + 0.9 * r["width"], r["y"] + 0.95 * r["height"], steps=4)
+    page.mouse.up()
+    page.wait_for_function("document.getElementById('roll-area-text').textContent.startsWith('from')",
+                           timeout=10_000)
+    stored = served.app.extensions["doom"].hub.roll_area()
+    assert stored == pytest.approx((0.1, 0.5, 0.9, 0.95), abs=0.01)
+    assert "10%, 50% to 90%, 95%" in page.locator("#roll-area-text").inner_text()
+    box = page.locator("#roll-box").bounding_box()
+    assert box["width"] == pytest.approx(0.8 * r["width"], abs=3)
+    shot(page, "live-roll-area")
+    page.click("#roll-clear")
+    page.wait_for_function(
+        "document.getElementById('roll-area-text').textContent === 'the whole image'",
+        timeout=10_000)
+    assert served.app.extensions["doom"].hub.roll_area() is None
+    assert page.locator("#roll-box").is_hidden()
+    assert page.errors == []
