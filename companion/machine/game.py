@@ -253,6 +253,8 @@ def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[
         if not free:
             log.append(f"{who}: no die left to lock")
             return
+        if "_lock_probe" in state:   # lock_choices' dry run: the dice this lock chooses from
+            state["_lock_probe"].append([d["id"] for d in free])
         chosen = state.get("_locks") or []
         die = free[0]
         while chosen:  # the player's choice (cycle event "locks"), if that die is still free
@@ -686,6 +688,26 @@ def apply_in_place(state: State, event: Event, catalogue: Catalogue | None = Non
     log: list[str] = []
     HANDLERS[event["type"]](state, event, _cat(catalogue), log)
     state["log"] = log
+
+
+def lock_choices(state: State, event: Event, catalogue: Catalogue | None = None,
+                 ) -> list[list[int]]:
+    """The dice each lock icon a ``cycle`` event triggers would choose from, in order.
+
+    Dry-runs the event on a copy: a lock reached through a gear (a neighbour cycled onto
+    its lock icon) counts as well as the part's own. Each list holds the ids of the dice the
+    lock may set aside at that moment, given that the earlier locks took the dice the event's
+    ``locks`` name (or their default); ``[]`` when no lock fires or the event is refused.
+    """
+    if event.get("type") != "cycle":
+        return []
+    probe = copy_state(state)
+    probe["_lock_probe"] = []
+    try:
+        apply_in_place(probe, event, catalogue)
+    except IllegalAction:
+        return []
+    return [list(ids) for ids in probe["_lock_probe"]]
 
 
 def replay(events: Iterable[Event], catalogue: Catalogue | None = None) -> State:

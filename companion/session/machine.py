@@ -233,6 +233,10 @@ class MachineAdapter:
         dice = state.game.get("dice", [])   # the dice a lock icon may set aside (engine order)
         free = [d["id"] for d in dice if d["at"] in ("hand", "spent", "ready")]
         v["lockable"] = free or [d["id"] for d in dice if d["at"] == "shield"]
+        # the dice each lock icon the next cycle fires chooses from: the part's own lock, or a
+        # neighbour's that its gear cycles onto one
+        v["lock_choices"] = engine.lock_choices(state.game, legal[0], self.parts) \
+            if v["next_step"] else []
         return v
 
     def drawable(self, game: Mapping[str, Any]) -> list[str]:

@@ -135,7 +135,7 @@
       }, "fix")) : e.event.type === "cycle" && e.event.locks ? h("span", { class: "fix" }, h("button", {
         class: "ghost chip", title: "correct the die locked", "data-fix-lock": e.id,
         onclick: (ev) => pick(ev.currentTarget, s.dice.map((d) => ({ label: `die ${d.id} (${d.color})`, value: d.id, current: e.event.locks.includes(d.id) })), async (nv) => {
-          const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, locks: [nv] } });
+          const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, locks: [nv, ...e.event.locks.slice(1)] } });
           if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the die locked", "ok"); }
         }, "The die set aside is"),
       }, "fix")) : null))),
@@ -169,12 +169,24 @@
       h("div", { class: "row" }, h("button", { id: "start-machine", onclick: begin }, "Start"))));
   }
 
-  /* The next step cycles a part onto a lock icon and the player has dice to choose from. */
+  /* The next step fires a lock icon (the part's own, or a neighbour's its gear cycles onto
+     one) and the player has dice to choose from. */
   function locking(s) {
     const step = s.next_step;
     if (s.phase !== "machine" || !step || step.type !== "cycle") return false;
-    const part = s.row.find((p) => p.part === step.part);
-    return !!part && (part.next.icons || []).includes("lock") && (s.lockable || []).length > 1;
+    return (s.lock_choices || []).some((c) => c.length > 1);
+  }
+
+  /* One picker per lock the step fires, then the step with the dice chosen. */
+  function chooseLocks(anchor, s, chosen) {
+    const k = chosen.length;
+    const choices = s.lock_choices || [];
+    if (k >= choices.length) { send({ ...s.next_step, locks: chosen }); return; }
+    const free = choices[k].filter((id) => !chosen.includes(id));
+    if (free.length <= 1) { chooseLocks(anchor, s, [...chosen, ...free]); return; }
+    const title = choices.length > 1 ? `Lock ${k + 1} of ${choices.length}: which die sits out the next turn?` : "Lock: which die sits out the next turn?";
+    pick(anchor, free.map((id) => { const d = s.dice.find((x) => x.id === id); return { label: `die ${id} (${d.color})`, value: id }; }),
+      (id) => chooseLocks(anchor, s, [...chosen, id]), title);
   }
 
   function draw() {
@@ -197,8 +209,7 @@
         drawable.map((p) => ({ label: p.name, value: p.part })), (v) => send({ type: "grow", part: v, source: "manual" }), "The card turned over is") }, "▶ Draw: name the card turned over") : null,
       s.phase === "machine" ? h("button", { class: growing && drawable.length ? "ghost" : "", id: "step", onclick: (ev) => {
         if (!locking(s)) { send(s.next_step); return; }
-        pick(ev.currentTarget, s.lockable.map((id) => { const d = s.dice.find((x) => x.id === id); return { label: `die ${id} (${d.color})`, value: id }; }),
-          (id) => send({ ...s.next_step, locks: [id] }), "Lock: which die sits out the next turn?");
+        chooseLocks(ev.currentTarget, s, []);
       } }, growing && drawable.length ? "Draw for me (random)" : "▶ Step: " + s.next_step_text + (locking(s) ? " (choose the die to lock)" : "")) : null,
       s.phase === "machine" && !growing && !locking(s) ? h("button", { class: "ghost", id: "run-phase", onclick: async () => {
         while (current.state.phase === "machine" && current.state.next_step.type !== "grow" && !locking(current.state)) { const r = await send(current.state.next_step); if (!r.ok) break; }

@@ -13,6 +13,7 @@ from companion.machine.game import (
     apply,
     copy_state,
     legal_actions,
+    lock_choices,
     new_game,
     replay,
     view,
@@ -594,3 +595,17 @@ def test_the_player_chooses_the_locked_die(cat):
     assert [d["id"] for d in default["dice"] if d["at"] == "locked"] == [0]
     refused(state, {"type": "cycle", "locks": [17]}, cat, "dice that can be locked")
     refused(state, {"type": "cycle", "locks": "3"}, cat, "dice that can be locked")
+
+
+def test_lock_choices_see_a_lock_fired_through_a_gear(cat):
+    # gt's gear cycles "all" onto its lock icon: the player chooses that die too
+    state = apply(started(cat, row=["gt", "all"]), {"type": "end_turn"}, cat)
+    step = {"type": "cycle", "part": "gt"}
+    assert lock_choices(state, step, cat) == [[0, 1, 2, 3, 4]]
+    after = apply(state, {**step, "locks": [3]}, cat)
+    assert [d["id"] for d in after["dice"] if d["at"] == "locked"] == [3]
+    assert "_lock_probe" not in after
+    # "all" then cycles onto a dead space: no lock; other events and refused ones: none
+    assert lock_choices(after, {"type": "cycle", "part": "all"}, cat) == []
+    assert lock_choices(state, {"type": "cycle", "part": "all"}, cat) == []   # refused
+    assert lock_choices(state, {"type": "end_turn"}, cat) == []

@@ -332,3 +332,79 @@ def test_the_die_a_lock_sets_aside_is_chosen_and_corrected_by_clicks(tmp_path, p
         page.wait_for_selector(".small-row .die.locked[data-die='1']")
         assert page.locator(".small-row .die.locked").count() == 1
         assert page.errors == []
+
+
+# A gear cycles its neighbours: a neighbour landing on its lock icon asks for the die too.
+
+def to_the_gear_lock(c, gid):
+    """Play sixes (nothing attacked, shield off) until the next step is a cycle that fires a
+    lock through a gear; its state."""
+    for _ in range(40):
+        state = c.get(f"/api/games/{gid}").json["state"]
+        if state["phase"] == "roll":
+            dice = {str(i): 6 for i in state["to_roll"]}
+            c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll", "dice": dice}})
+            c.post(f"/api/games/{gid}/events", json={"event": {"type": "end_turn"}})
+            continue
+        step = state["next_step"]
+        part = next((p for p in state["row"] if p["part"] == step.get("part")), None)
+        if step["type"] == "cycle" and state["lock_choices"] \
+                and "lock" not in part["next"]["icons"]:
+            return state
+        res = c.post(f"/api/games/{gid}/events", json={"event": step})
+        assert res.status_code == 200, res.json
+    raise AssertionError("no gear fired a lock")
+
+
+GEAR_LOCK = {"seed": 0, "revealed": ["grasping-claw", "gear-grinder", "mind-lance"]}
+
+
+def test_a_lock_fired_through_a_gear_is_the_players_choice(machine_app):
+    c = machine_app.test_client()
+    gid = start(c, GEAR_LOCK).json["game"]["id"]
+    state = to_the_gear_lock(c, gid)
+    step = state["next_step"]
+    assert step["part"] == "gear-grinder"
+    assert state["lock_choices"] == [[0, 1, 2, 3, 4]]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [2]}})
+    assert res.status_code == 200
+    assert [d["id"] for d in res.json["state"]["dice"] if d["at"] == "locked"] == [2]
+    assert any("Grasping Claw locks die 2" in line for line in res.json["state"]["log"])
+    # corrected from the log: die 4, in fact
+    event_id = res.json["log"][-1]["id"]
+    res = c.post(f"/api/games/{gid}/events/{event_id}",
+                 json={"event": {**step, "locks": [4]}})
+    assert res.status_code == 200
+    assert [d["id"] for d in res.json["state"]["dice"] if d["at"] == "locked"] == [4]
+
+
+def test_lock_choices_are_empty_when_no_lock_fires(machine_app):
+    c = machine_app.test_client()
+    gid = start(c, GEAR_LOCK).json["game"]["id"]
+    c.post(f"/api/games/{gid}/events",
+           json={"event": {"type": "roll", "dice": {str(i): 6 for i in range(5)}}})
+    state = c.get(f"/api/games/{gid}").json["state"]
+    assert state["phase"] == "player" and state["lock_choices"] == []
+
+
+@pytest.mark.browser
+def test_a_lock_through_a_gear_is_chosen_by_clicks(tmp_path, page):
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
+                     hub=Hub(Store(tmp_path / "m.sqlite")))
+    with serve(app) as served:
+        c = app.test_client()
+        gid = start(c, GEAR_LOCK).json["game"]["id"]
+        to_the_gear_lock(c, gid)
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("#step:has-text('choose the die to lock')")
+        assert "Gear Grinder" in page.locator("#step").inner_text()
+        assert page.locator("#run-phase").count() == 0
+        page.click("#step")
+        page.wait_for_selector(".picker button[data-value='2']")
+        shot(page, "machine-gear-lock")
+        page.click(".picker button[data-value='2']")
+        page.wait_for_selector(".small-row .die.locked[data-die='2']")
+        page.click("#events button[data-fix-lock]")
+        page.click(".picker button[data-value='0']")
+        page.wait_for_selector(".small-row .die.locked[data-die='0']")
+        assert page.errors == []
