@@ -22,7 +22,9 @@ Python API (the dashboard and the simulator drive the game through these only)
 Events (JSON-able dicts, ``type`` first)
 ----------------------------------------
 - ``{"type": "start", "players": ["ann"], "cards": ["A", "B"], "goals": [1, 2, 3],
-  "familiar_mode": "none" | "one-for-all" | "asymmetric" | "solo", "familiar": "F03" | null}``
+  "familiar_mode": "none" | "one-for-all" | "asymmetric" | "solo", "familiar": "F03" | null,
+  "familiars": {"ann": "F03", "bo": "F07"}}`` (optional, asymmetric only: each player's
+  familiar is given, as a campaign's between games, and nobody picks)
 - ``{"type": "pick_roll", "rolls": {"ann": [3, 5, 6], "bob": [1, 2, 2]}}`` then
   ``{"type": "pick", "player": "ann", "familiar": "F02"}`` in pick order (asymmetric games).
 - ``{"type": "setup", "player": "ann", "wild": [4, 2]}``: a Toad (F03) player's wild number
@@ -99,6 +101,7 @@ class GameConfig:
     goals: tuple[int, ...] = (1, 2, 3)
     familiar_mode: str = "none"
     familiar: str | None = None
+    familiars: tuple[tuple[str, str], ...] | None = None   # asymmetric, given: no pick
 
 
 def new_game(config: GameConfig) -> list[dict[str, Any]]:
@@ -106,6 +109,8 @@ def new_game(config: GameConfig) -> list[dict[str, Any]]:
     event = {"type": "start", "players": list(config.players), "cards": list(config.cards),
              "goals": list(config.goals), "familiar_mode": config.familiar_mode,
              "familiar": config.familiar}
+    if config.familiars is not None:
+        event["familiars"] = dict(config.familiars)
     apply(GameState(), event)
     return [event]
 
@@ -415,9 +420,21 @@ def _start(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove("start: a solo familiar game has one player")
     if mode == "asymmetric" and len(players) < 2:
         raise IllegalMove("start: asymmetric familiars need two or more players")
-    made = tuple(Player(name, tuple(Card(layout, spider=fam == "F05") for layout in layouts),
-                        fam) for name in players)
-    phase = "picking" if mode == "asymmetric" else "playing"
+    given = event.get("familiars")
+    held: dict[str, str | None] = dict.fromkeys(players, fam)
+    if given is not None:
+        # a campaign's familiars, kept or changed between games: nobody picks
+        if mode != "asymmetric":
+            raise IllegalMove("start: 'familiars' gives each player's own familiar: only for "
+                              "asymmetric games")
+        if not isinstance(given, Mapping) or sorted(given) != sorted(players):
+            raise IllegalMove("start: 'familiars' gives one familiar per player")
+        held = {name: familiar(given[name]).id for name in players}
+        if len(set(held.values())) != len(players):
+            raise IllegalMove("start: each player holds a different familiar")
+    made = tuple(Player(name, tuple(Card(layout, spider=held[name] == "F05")
+                                    for layout in layouts), held[name]) for name in players)
+    phase = "picking" if mode == "asymmetric" and given is None else "playing"
     new = GameState(phase=phase, players=made, card_names=tuple(x.name for x in layouts),
                     goals=tuple(g.number for g in goals), familiar_mode=mode)
     if phase == "playing" and any(_needs_setup(p) for p in made):

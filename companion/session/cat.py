@@ -126,6 +126,9 @@ class CatAdapter:
                           "items": {"type": "integer", "minimum": 1, "maximum": 27}},
                 "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
+                # each player's familiar, given (a campaign's between games): nobody picks
+                "familiars": {"type": "object", "maxProperties": 6, "additionalProperties": {
+                    "type": "string", "pattern": "^F0[1-9]$"}},
                 "demo": {"type": "boolean"},
                 "campaign_line": {"enum": ["row 0", "row 1", "row 2", "column 0",
                                            "column 1", "column 2"]},
@@ -510,6 +513,12 @@ class CatAdapter:
     def _verdict(self, state: CatState, sc: Mapping[str, Any]) -> dict[str, Any]:
         out = self._verdict_text(state, sc)
         out["sigils"] = {n: [s["total"] for s in v["sigils"]] for n, v in sc["players"].items()}
+        # each player's familiar and its cost (already taken off each sigil's total above)
+        out["familiars"] = {}
+        for i, player in enumerate(state.setup["players"]):
+            fam = self.rules.familiar(state.game, i)
+            out["familiars"][player["name"]] = None if fam is None else {
+                "id": fam["id"], "cost": int(fam.get("cost", 0))}
         return out
 
     def _verdict_text(self, state: CatState, sc: Mapping[str, Any]) -> dict[str, Any]:

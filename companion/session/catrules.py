@@ -95,7 +95,8 @@ class EngineRules:
         return self.g.GameConfig(
             players=tuple(p["name"] for p in setup["players"]), cards=tuple(setup["cards"]),
             goals=tuple(setup["goals"]), familiar_mode=setup.get("familiar_mode", "none"),
-            familiar=setup.get("familiar"))
+            familiar=setup.get("familiar"),
+            familiars=tuple(setup["familiars"].items()) if setup.get("familiars") else None)
 
     def check_setup(self, setup: Mapping[str, Any]) -> None:
         try:

@@ -12,7 +12,7 @@ from flask import Flask, Response, abort, jsonify, request, stream_with_context
 from werkzeug.exceptions import HTTPException
 
 from companion.errors import BadInput
-from companion.session.campaigns import standings
+from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
 from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
 from companion.web import schemas
@@ -345,8 +345,9 @@ def register(app: Flask) -> None:
     @app.post("/api/campaigns")
     def create_campaign() -> Any:
         doc = body(schemas.CREATE_CAMPAIGN)
-        cid = hub().store.create_campaign(doc["title"], {"goals": doc["goals"],
-                                                         "players": doc.get("players", [])})
+        cid = hub().store.create_campaign(doc["title"], {
+            "goals": doc["goals"], "players": doc.get("players", []),
+            "familiars": bool(doc.get("familiars", False))})
         hub().games_bus.publish()
         return jsonify(hub().store.campaign(cid).to_json()), 201
 
@@ -359,6 +360,23 @@ def register(app: Flask) -> None:
         games_ = [g.to_json() for g in hub().store.games(campaign_id=campaign_id)]
         return jsonify({**record.to_json(), "games": games_,
                         "standings": standings(hub().store, campaign_id)})
+
+    @app.post("/api/campaigns/<int:campaign_id>/familiar")
+    def campaign_familiar(campaign_id: int) -> Any:
+        """Between games of a campaign with familiars: a player keeps or changes familiar."""
+        doc = body(schemas.FAMILIAR_CHOICE)
+        store = hub().store
+        try:
+            store.campaign(campaign_id)
+        except KeyError:
+            raise ApiError(404, f"no campaign {campaign_id}") from None
+        from companion.doomcat.game import IllegalMove
+        try:
+            choose_familiar(store, campaign_id, doc["player"], doc["familiar"])
+        except IllegalMove as exc:
+            raise ApiError(409, str(exc), standings=standings(store, campaign_id)) from None
+        hub().games_bus.publish()
+        return jsonify({"standings": standings(store, campaign_id)})
 
     @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     def unknown(rest: str) -> Any:

@@ -39,7 +39,14 @@ CREATE_CAMPAIGN: dict[str, Any] = {
         "players": {"type": "array", "items": {"type": "string", "minLength": 1,
                                                 "maxLength": 24},
                     "minItems": 1, "maxItems": 6},
+        "familiars": {"type": "boolean"},
     },
+}
+
+FAMILIAR_CHOICE: dict[str, Any] = {
+    "type": "object", "required": ["player", "familiar"], "additionalProperties": False,
+    "properties": {"player": {"type": "string", "minLength": 1, "maxLength": 24},
+                   "familiar": {"type": "string", "pattern": "^F0[1-9]$"}},
 }
 
 _OP = {

@@ -43,7 +43,32 @@
       h("div", { class: "campaign-grid" }, grid.map((g, i) => h("span", { class: done.has(i) ? "played" : "" }, "#" + String(g).padStart(2, "0")))),
       h("div", { class: "campaign-body" }, h("h3", {}, c.title), h("p", { class: "muted" }, verdict + (st.error ? " · " + st.error : "")),
         h("table", { class: "table standings" }, h("tbody", {}, totals.map(([n, t], i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, n), h("td", { class: "num" }, `${t} VP`))))),
-        h("p", { class: "muted" }, "played: " + ((st.played || []).join(", ") || "none yet"))));
+        h("p", { class: "muted" }, "played: " + ((st.played || []).join(", ") || "none yet")),
+        st.with_familiars ? familiarsBlock(c, st) : null));
+  }
+
+  /* A campaign with familiars: who holds which, and between games the choice of the player
+     whose turn it is (lowest total first), each familiar allowed or refused with the reason. */
+  function familiarsBlock(c, st) {
+    const held = st.held || {};
+    const names = Object.keys(held);
+    const holding = h("p", { class: "familiars-held" }, h("b", {}, "Familiars: "),
+      names.length ? names.map((n) => `${n}: ` + (held[n] ? `${held[n].name} (cost ${held[n].cost})` : "none")).join(" · ")
+        : "picked in the first game (familiar mode asymmetric, or solo)");
+    if (st.phase !== "choosing" || !(st.choose_order || []).length) return holding;
+    const who = st.choose_order[0];
+    const options = st.options || [];
+    const refused = options.filter((o) => !o.ok);
+    return h("div", {}, holding, h("div", { class: "familiar-choice" },
+      h("p", {}, h("b", {}, who + " chooses"), " (between games, lowest total first): keep your familiar or take one unused or held by a player with a higher total"),
+      h("div", { class: "row chips" }, options.filter((o) => o.ok || o.keep).map((o) => h("button", {
+        class: o.keep ? "chip keep" : "ghost chip", "data-familiar": o.id, disabled: !o.ok, title: o.reason || (o.keep ? "keep it" : "take it"),
+        onclick: async () => {
+          const r = await api("POST", `/api/campaigns/${c.id}/familiar`, { player: who, familiar: o.id });
+          if (r.ok) toast(`${who} ${o.keep ? "keeps" : "takes"} ${o.name}`, "ok");
+        } }, (o.keep ? "Keep " : "") + `${o.name} (${o.cost})`)),
+        refused.filter((o) => !o.keep).map((o) => h("button", { class: "ghost chip", "data-familiar": o.id, disabled: true, title: o.reason }, `${o.name} (${o.cost})`))),
+      refused.length ? h("ul", { class: "muted refusals" }, refused.map((o) => h("li", {}, `${o.name}: ${o.reason}`))) : null));
   }
 
   const gridSel = [];
@@ -63,6 +88,7 @@
     const players = $("campaign-players").value.split(",").map((x) => x.trim()).filter(Boolean);
     const body = { title: $("campaign-title").value.trim() || "Campaign", goals: gridSel.map((s) => Number(s.value)) };
     if (players.length) body.players = players;
+    if ($("campaign-familiars").checked) body.familiars = true;
     const r = await api("POST", "/api/campaigns", body);
     if (r.ok) { toast("Campaign created: start its games on the Doom Cat page", "ok"); $("campaign-form").hidden = true; }
   });

@@ -559,3 +559,28 @@ def test_tiebreak_options_are_legal_and_break_or_keep_the_tie():
             apply(s, option)
         s = apply(s, options[0])
     assert s.phase in ("over", "tiebreak")
+
+
+# A campaign's familiars, kept or changed between games, start the next asymmetric game: nobody
+# picks.
+def test_an_asymmetric_game_may_start_with_each_players_familiar_given():
+    state = replay(new_game(GameConfig(("ann", "bo"), ("B", "B"), (1, 2, 3), "asymmetric",
+                                       familiars=(("ann", "F05"), ("bo", "F02")))))
+    assert state.phase == "playing"
+    assert [p.familiar for p in state.players] == ["F05", "F02"]
+    assert all(c.spider for c in state.players[0].cards)       # the Spider's cards
+    assert not any(c.spider for c in state.players[1].cards)
+
+
+@pytest.mark.parametrize(("mode", "given", "reason"), [
+    ("asymmetric", {"ann": "F05", "bo": "F05"}, "different familiar"),
+    ("asymmetric", {"ann": "F05"}, "one familiar per player"),
+    ("one-for-all", {"ann": "F05", "bo": "F02"}, "only for asymmetric"),
+    ("asymmetric", {"ann": "F05", "bo": "F99"}, "does not exist"),
+])
+def test_given_familiars_are_checked(mode, given, reason):
+    event = {"type": "start", "players": ["ann", "bo"], "cards": ["B", "B"],
+             "goals": [1, 2, 3], "familiar_mode": mode,
+             "familiar": "F01" if mode == "one-for-all" else None, "familiars": given}
+    with pytest.raises(BadInput, match=reason):
+        replay([event])
