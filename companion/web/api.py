@@ -69,6 +69,8 @@ def game_view(hub: Hub, kind: str) -> dict[str, Any]:
     if kind == "cat":
         player, card = hub.camera_choice()
         out["camera_card"] = {"player": player, "card": card}
+    else:   # the page asks for a roll area while the camera feeds a machine game without one
+        out["roll_area"] = hub.roll_area()
     return out
 
 

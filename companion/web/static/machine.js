@@ -230,6 +230,9 @@
 
   function render(p) {
     const engine = p.engine || {};
+    if ("roll_area" in p) rollAreaWanted = !!(engine.available && p.camera_feeds && !p.roll_area);
+    const source = ((p.live || {}).source || {}).state;
+    $("roll-area-hint").hidden = !rollAreaWanted || !source || source === "none";
     $("unavailable").hidden = !!engine.available;
     if (!engine.available) {
       $("unavailable").replaceChildren(h("h3", {}, "Doom Machine is not available yet"), h("p", {}, engine.reason || ""),
@@ -249,6 +252,7 @@
     }
   }
   let catalogue = null;
+  let rollAreaWanted = false;
   fetch("/api/catalogue/machine").then((r) => (r.ok ? r.json() : null)).catch(() => null)
     .then((c) => { catalogue = c; stream("machine", render); });
 })();

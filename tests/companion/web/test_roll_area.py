@@ -168,3 +168,44 @@ def test_a_few_dice_moved_about_before_the_roll_say_nothing(machine_hub):
            "dice": [{"id": 1, "value": 6, "color": "black", "state": "flat"},
                     {"id": 2, "value": 3, "color": "black", "state": "flat"}], "replaced": []}
     assert MachineAdapter().from_tracker(session.state, doc) is None
+
+
+@pytest.mark.browser
+def test_the_machine_page_asks_for_a_roll_area_while_the_camera_feeds_it(tmp_path, page):
+    from companion.session import Hub
+    from companion.store import Store
+    from companion.web import WebConfig, create_app
+
+    from .browser import serve, shot
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(frames / f"f{i}.png"), np.full((240, 480, 3), 90, np.uint8))
+    hub = Hub(Store(tmp_path / "m.sqlite"))
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source=str(frames)), hub=hub,
+                     processor=Processor(hub, read_dice=Script(), read_sigil=None))
+    with serve(app) as served:
+        hub.create_game("machine", "m", {"seed": 3})     # the camera now feeds it
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("#roll-area-hint", state="visible")
+        assert "HP dice" in page.locator("#roll-area-hint").inner_text()
+        shot(page, "machine-roll-area-hint")
+        hub.set_roll_area((0.0, 0.5, 1.0, 1.0))
+        page.wait_for_selector("#roll-area-hint", state="hidden")
+        assert page.errors == []
+
+
+@pytest.mark.browser
+def test_without_a_camera_the_machine_page_does_not_ask(tmp_path, page):
+    from companion.session import Hub
+    from companion.store import Store
+    from companion.web import WebConfig, create_app
+
+    from .browser import serve
+    hub = Hub(Store(tmp_path / "m.sqlite"))
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        hub.create_game("machine", "m", {"seed": 3})
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("#roll-manual")
+        assert page.locator("#roll-area-hint").is_hidden()
