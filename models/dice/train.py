@@ -19,6 +19,7 @@ import math
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -44,7 +45,8 @@ def dw_block(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequentia
 
 
 class Detector(nn.Module):
-    """Stride-4 heatmap (1 channel, logits) + log box size (2 channels).
+    """Stride-4 heatmap (1 channel, logits) + log box size (2 channels) + hand (1 channel,
+    logits: the share of the 4x4 cell a hand covers).
 
     The stem folds 4x4 pixel blocks into channels (space-to-depth), so that every later layer
     runs at stride 4 or coarser: cheap enough for ~10 ms per 512x288 frame on one core.
@@ -60,8 +62,8 @@ class Detector(nn.Module):
                                  dw_block(96, 96, dil=4))
         self.lat16 = nn.Conv2d(96, 64, 1)
         self.lat8 = nn.Conv2d(64, 32, 1)
-        self.head = nn.Sequential(dw_block(32, 32), nn.Conv2d(32, 3, 1))
-        self.head[-1].bias.data[:] = torch.tensor([-2.19, 0.0, 0.0])
+        self.head = nn.Sequential(dw_block(32, 32), nn.Conv2d(32, 4, 1))
+        self.head[-1].bias.data[:] = torch.tensor([-2.19, 0.0, 0.0, -3.0])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         a = self.s4(self.stem(x))
@@ -72,8 +74,13 @@ class Detector(nn.Module):
         return self.head(a)
 
 
+CLEAR = 16  # added to a crop's class when the die is translucent (one int array for both)
+
+
 class Classifier(nn.Module):
-    def __init__(self, n: int = len(CLASSES)) -> None:
+    """Logits of the classes of :data:`CLASSES`, then one logit "the die is translucent"."""
+
+    def __init__(self, n: int = len(CLASSES) + 1) -> None:
         super().__init__()
         self.body = nn.Sequential(
             conv_bn(3, 16), nn.MaxPool2d(2),
@@ -86,8 +93,70 @@ class Classifier(nn.Module):
         return self.fc(torch.flatten(self.body(x), 1))
 
 
+def load_onnx(model: nn.Module, path: Path) -> None:
+    """Load the weights of an exported model (batch norms folded into the convolutions).
+
+    Every convolution or linear layer takes the folded weight and bias, in execution order
+    (which is the modules' order here); a batch norm after a convolution becomes the identity
+    plus the folded bias (``running_var = 1 - eps``). Train such a model with its batch norms
+    frozen (:func:`freeze_bn`), so that it computes what the exported file computes.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    params = [(inits[n.input[1]], inits[n.input[2]] if len(n.input) > 2 else None)
+              for n in graph.node if n.op_type in ("Conv", "Gemm")]
+    mods = list(model.modules())
+    layers = [(m, mods[k + 1] if k + 1 < len(mods) and isinstance(mods[k + 1], nn.BatchNorm2d)
+               else None) for k, m in enumerate(mods) if isinstance(m, (nn.Conv2d, nn.Linear))]
+    if len(layers) != len(params):
+        raise ValueError(f"{path}: {len(params)} layers in the file, {len(layers)} in the model")
+    with torch.no_grad():
+        for (layer, bn), (w, b) in zip(layers, params, strict=True):
+            n = w.shape[0]  # a layer may have gained outputs (the detector's hand channel)
+            if tuple(layer.weight.shape[1:]) != w.shape[1:] or layer.weight.shape[0] < n:
+                raise ValueError(f"{path}: shape {w.shape} for {tuple(layer.weight.shape)}")
+            layer.weight[:n] = torch.from_numpy(np.array(w))
+            bias = torch.from_numpy(b) if b is not None else torch.zeros(n)
+            if bn is None:
+                layer.bias[:n] = bias
+            else:
+                bn.weight.fill_(1.0)
+                bn.bias.copy_(bias)
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+
+
+def freeze_bn(model: nn.Module) -> None:
+    """Batch norms use their running statistics (and keep them) while the rest trains."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
+
+
+def init_model(model: nn.Module, init: Path | None, name: str) -> bool:
+    """Weights from ``init/<name>.pt`` or, failing that, ``init/dice_<name>.onnx``; return
+    True when the batch norms must stay frozen (weights from an exported file)."""
+    if init is None:
+        return False
+    if (init / f"{name}.pt").is_file():
+        model.load_state_dict(torch.load(init / f"{name}.pt"))
+        # weights of a run that itself started from an exported file: its batch norms still
+        # hold the identity statistics load_onnx set, and must stay frozen
+        return all(bool((m.running_mean == 0).all() and (m.running_var == 1.0 - m.eps).all())
+                   for m in model.modules() if isinstance(m, nn.BatchNorm2d))
+    load_onnx(model, init / f"dice_{name}.onnx")
+    return True
+
+
 def to_tensor(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(images.astype(np.float32) / 255.0 - 0.5).permute(0, 3, 1, 2)
+
+
+TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
+HAND_RATE = 0.25
 
 
 def scene(rng: np.random.Generator, extras: dict | None = None,
@@ -96,15 +165,23 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     if kind >= 0.25:
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
                             size_px=(10.0, 64.0), stretch=STRETCH, distractor_rate=0.35,
+                            tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
                             extras=extras)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
-                            size_px=(55.0, 110.0), stretch=STRETCH)
-    if kind < 0.25:  # many small dice
-        return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
-                            stretch=STRETCH)
-    return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8), size_px=(10.0, 64.0),
-                        stretch=STRETCH)
+                            size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
+                            extras=extras)
+    # many small dice
+    return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
+                        stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras)
+
+
+def hand_target(mask: np.ndarray | None) -> np.ndarray:
+    """The share of every stride-4 cell that a hand covers ``(g, g)``."""
+    g = SCENE // STRIDE
+    if mask is None:
+        return np.zeros((g, g), np.float32)
+    return cv2.resize(mask.astype(np.float32), (g, g), interpolation=cv2.INTER_AREA)
 
 
 def targets(labels: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -167,7 +244,7 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
             cy = (y0 + y1) / 2 + rng.normal(0, 0.1) * bh
             s = max(bw, bh) * float(np.exp(rng.uniform(np.log(0.8), np.log(1.45))))
             boxes.append((cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2))
-            classes.append(label_class(lb))
+            classes.append(label_class(lb) + (CLEAR if lb["color"] == "translucent" else 0))
         # the front side face of the die: not a top face
         dy1 = lb["die_bbox"][3]
         if dy1 - y1 > 0.45 * bh:
@@ -211,8 +288,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", choices=["detector", "classifier"], default=None)
+    parser.add_argument("--clear-weight", type=float, default=1.0,
+                        help="weight of the classifier's translucent loss")
     parser.add_argument("--cache", help="npz of rendered scenes: loaded if present, else written")
-    parser.add_argument("--init", help="folder of *.pt weights to continue training from")
+    parser.add_argument("--init", help="folder to continue training from: detector.pt / "
+                        "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -223,28 +303,32 @@ def main() -> None:
     if args.cache and Path(args.cache).is_file():
         data = np.load(args.cache)
         images, heats, sizes, masks = data["images"], data["heats"], data["sizes"], data["masks"]
+        hands = data["hands"]
         crops, classes = [data["crops"]], list(data["classes"])
     else:
-        images, heats, sizes, masks, crops, classes = render_data(args.scenes, rng)
+        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng)
         if args.cache:
             np.savez(args.cache, images=np.stack(images), heats=np.stack(heats),
-                     sizes=np.stack(sizes), masks=np.stack(masks), crops=np.concatenate(crops),
-                     classes=np.array(classes))
+                     sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
+                     crops=np.concatenate(crops), classes=np.array(classes))
     print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
           flush=True)
     budget = args.minutes * 60.0
     init = Path(args.init) if args.init else None
     if args.only != "classifier":
-        train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks), out,
-                       budget * (0.7 if args.only is None else 1.0), rng, init)
+        train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks),
+                       np.stack(hands), out, budget * (0.7 if args.only is None else 1.0),
+                       rng, init)
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
-                         budget * (0.3 if args.only is None else 1.0), rng, init)
+                         budget * (0.3 if args.only is None else 1.0), rng, init,
+                         args.clear_weight)
 
 
-def render_data(n: int, rng: np.random.Generator) -> tuple[list, list, list, list, list, list]:
-    """Render ``n`` scenes: images, heatmap targets, and labelled crops for the classifier."""
-    images, heats, sizes, masks, crops, classes = [], [], [], [], [], []
+def render_data(n: int, rng: np.random.Generator,
+                ) -> tuple[list, list, list, list, list, list, list]:
+    """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops."""
+    images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
         image, labels = scene(rng, extras)
@@ -253,6 +337,7 @@ def render_data(n: int, rng: np.random.Generator) -> tuple[list, list, list, lis
         heats.append(h)
         sizes.append(s)
         masks.append(m)
+        hands.append(hand_target(extras.get("hand_mask")))
         boxes, cls = crops_from(image, labels, rng)
         for box in extras.get("distractors", [])[:4]:
             if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)
@@ -264,7 +349,7 @@ def render_data(n: int, rng: np.random.Generator) -> tuple[list, list, list, lis
         if boxes:
             crops.append(crop_batch(image, boxes))
             classes.extend(cls)
-    return images, heats, sizes, masks, crops, classes
+    return images, heats, sizes, masks, hands, crops, classes
 
 
 def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -277,12 +362,15 @@ def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
-                   out: Path, budget: float, rng: np.random.Generator,
+                   hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
                    init: Path | None = None) -> None:
     model = Detector()
-    if init is not None:
-        model.load_state_dict(torch.load(init / "detector.pt"))
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    frozen = init_model(model, init, "detector")
+    lr0 = 1e-3 if init is not None else 3e-3
+    model.train()
+    if frozen:
+        freeze_bn(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4)
     start = time.time()
     step, batch = 0, 24
     n = len(images)
@@ -290,40 +378,46 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
         idx = rng.integers(0, n, batch)
         x = to_tensor(augment(images[idx], rng))
         flip = rng.random() < 0.5
-        ht, st, mt = (torch.from_numpy(heats[idx]), torch.from_numpy(sizes[idx]),
-                      torch.from_numpy(masks[idx]))
+        ht, st, mt, hd = (torch.from_numpy(heats[idx]), torch.from_numpy(sizes[idx]),
+                          torch.from_numpy(masks[idx]), torch.from_numpy(hands[idx]))
         if flip:
-            x, ht, st, mt = x.flip(3), ht.flip(2), st.flip(3), mt.flip(2)
+            x, ht, st, mt, hd = x.flip(3), ht.flip(2), st.flip(3), mt.flip(2), hd.flip(2)
         frac = (time.time() - start) / budget
         for g in opt.param_groups:
-            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+            g["lr"] = lr0 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
         y = model(x)
         lh = focal_loss(y[:, 0], ht)
-        ls = (F.l1_loss(y[:, 1:], st, reduction="none") * mt[:, None]).sum() / mt.sum().clamp(
+        ls = (F.l1_loss(y[:, 1:3], st, reduction="none") * mt[:, None]).sum() / mt.sum().clamp(
             min=1)
-        loss = lh + 0.5 * ls
+        lhand = F.binary_cross_entropy_with_logits(y[:, 3], hd)
+        loss = lh + 0.5 * ls + lhand
         opt.zero_grad()
         loss.backward()
         opt.step()
         step += 1
         if step % 50 == 0:
             print(f"det step {step} {time.time() - start:.0f}s heat {lh.item():.3f} "
-                  f"size {ls.item():.3f}", flush=True)
+                  f"size {ls.item():.3f} hand {lhand.item():.3f}", flush=True)
     torch.save(model.state_dict(), out / "detector.pt")
     export(model, torch.zeros(1, 3, 64, 64), out / "dice_detector.onnx", dynamic_hw=True)
     print(f"detector: {step} steps", flush=True)
 
 
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
-                     rng: np.random.Generator, init: Path | None = None) -> None:
-    print("class counts", np.bincount(classes, minlength=len(CLASSES)), flush=True)
+                     rng: np.random.Generator, init: Path | None = None,
+                     clear_weight: float = 1.0) -> None:
+    print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
+          "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
     val = rng.random(n) < 0.08
     xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
     model = Classifier()
-    if init is not None:
-        model.load_state_dict(torch.load(init / "classifier.pt"))
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    frozen = init_model(model, init, "classifier")
+    lr0 = 1e-3 if init is not None else 3e-3
+    model.train()
+    if frozen:
+        freeze_bn(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4)
     start = time.time()
     step, batch = 0, 128
     while time.time() - start < budget:
@@ -337,8 +431,15 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
         x = to_tensor(np.ascontiguousarray(xb))
         frac = (time.time() - start) / budget
         for g in opt.param_groups:
-            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
-        loss = F.cross_entropy(model(x), torch.from_numpy(ytr[idx]).long(), label_smoothing=0.05)
+            g["lr"] = lr0 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+        y = model(x)
+        target = torch.from_numpy(ytr[idx]).long()
+        loss = F.cross_entropy(y[:, :len(CLASSES)], target % CLEAR, label_smoothing=0.05)
+        die = target % CLEAR != 0  # translucency is learned on dice only
+        if die.any():
+            loss = loss + clear_weight * F.binary_cross_entropy_with_logits(
+                y[die, len(CLASSES)], (target[die] >= CLEAR).float(),
+                pos_weight=torch.tensor(3.0))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -346,10 +447,16 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
         if step % 100 == 0:
             model.eval()
             with torch.no_grad():
-                pred = model(to_tensor(xva)).argmax(1).numpy()
+                yv = model(to_tensor(xva)).numpy()
+                pred = yv[:, :len(CLASSES)].argmax(1)
+                clear = (yv[:, len(CLASSES)] > 0) == (yva >= CLEAR)
+                dice_va = yva % CLEAR != 0
             model.train()
+            if frozen:
+                freeze_bn(model)
             print(f"cls step {step} {time.time() - start:.0f}s loss {loss.item():.3f} "
-                  f"val acc {(pred == yva).mean():.4f}", flush=True)
+                  f"val acc {(pred == yva % CLEAR).mean():.4f} "
+                  f"translucent acc {clear[dice_va].mean():.4f}", flush=True)
     torch.save(model.state_dict(), out / "classifier.pt")
     export(model, torch.zeros(1, 3, CROP, CROP), out / "dice_classifier.onnx", dynamic_hw=False)
     print(f"classifier: {step} steps", flush=True)

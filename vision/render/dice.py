@@ -126,7 +126,16 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     if spec.big_one and value == 1:
         cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
                    cv2.LINE_AA)
-    if spec.logo and value in (1, 2):  # a maker's name printed around the pips
+    if spec.logo and value == 1 and spec.big_one and rng.random() < 0.5:
+        # casino dice: a ring of small printed marks around the big pip
+        ink = tuple(float(c) for c in (pip if rng.random() < 0.7 else body * 0.4))
+        n, rad = int(rng.integers(10, 18)), rng.uniform(0.27, 0.34) * t
+        start = rng.uniform(0, 2 * math.pi)
+        for k in range(n):
+            a = start + 2 * math.pi * k / n
+            cv2.circle(tex, (int(t / 2 + rad * math.cos(a)), int(t / 2 + rad * math.sin(a))),
+                       max(1, int(rng.uniform(0.025, 0.045) * t)), ink, -1, cv2.LINE_AA)
+    elif spec.logo and value in (1, 2):  # a maker's name printed around the pips
         ink = tuple(float(c) for c in (pip if rng.random() < 0.6 else (40, 40, 170)))
         start = rng.uniform(0, 2 * math.pi)
         for k in range(int(rng.integers(4, 9))):
@@ -590,7 +599,9 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         photos to a square); ``(1, 1)`` keeps the camera's aspect.
     distractor_rate : probability of look-alikes on the table that are not dice: round number
         tokens with dots, dark blocks (plugs), printed squares.
-    extras : if given, filled with ``{"distractors": [boxes]}``.
+    extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
+        of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
+        without a hand).
     degrade : add lighting gradients, blur, sensor noise and JPEG artefacts.
 
     Returns
@@ -629,6 +640,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
                        shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.7)))
     hand = bool(rng.random() < hand_rate)
+    mask = None
     if hand:
         mask = _draw_hand(frame, rng, scale=size * rng.uniform(1.5, 3.0))
         labels = _mark_covered(mask, labels)
@@ -636,11 +648,15 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         label["hand"] = hand
     if out_width != width:
         frame = cv2.resize(frame, (out_width, height), interpolation=cv2.INTER_AREA)
+        if mask is not None:
+            mask = cv2.resize(mask, (out_width, height), interpolation=cv2.INTER_AREA)
         f = out_width / width
         for lb in labels:
             for key in ("bbox", "die_bbox"):
                 b = lb[key]
                 lb[key] = [round(b[0] * f, 1), b[1], round(b[2] * f, 1), b[3]]
+    if extras is not None:
+        extras["hand_mask"] = mask
     if degrade:
         frame = _degrade(frame, rng)
     keep = [lb for lb in labels if lb["bbox"][2] - lb["bbox"][0] >= 3

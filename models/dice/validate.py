@@ -1,0 +1,108 @@
+"""Measure the dice reader on a rendered validation set: dice, hand flag, translucent colour.
+
+    /work/venv/bin/python -m models.dice.validate --count 200 --seed 777 \
+        [--models DIR] [--set value_threshold=0.6 --set hand_min_share=0.02]
+
+The scenes are those of ``doomcompanion render dice OUT --count N --seed S`` (same seeds, same
+renderer defaults), read in memory. Thresholds of :class:`vision.dice.DiceConfig` are chosen
+on this set, never on the real photographs. Prints one JSON object:
+
+- the ``eval dice`` figures on the flat dice (cocked and covered dice are left out: a reading
+  of one is neither a false positive nor a hit; a value read on one is counted by
+  ``wrong_on_unreadable``), and ``wrong_values``, matched flat dice read as another value;
+- ``hand``: precision and recall of the reading's ``hand`` flag against the scenes with a hand
+  that covers at least 0.5% of the frame, and the flag's rate on scenes without a hand;
+- ``translucent``: on matched dice, the share of translucent dice named ``"translucent"`` and
+  the share of the other dice wrongly named so.
+
+A development tool: it is not part of the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from vision.dice import DiceConfig, read_dice
+from vision.dice.evaluate import match, score_image, summarize
+from vision.readings import DiceReading
+from vision.render.dice import render_scene
+
+
+def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
+    kinds = {f.name: f.type for f in fields(DiceConfig)}
+    changes = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key not in kinds:
+            raise SystemExit(f"--set {item}: DiceConfig has no field {key!r}")
+        changes[key] = int(value) if kinds[key] in (int, "int") else (
+            float(value) if kinds[key] in (float, "float") else value)
+    return replace(config, **changes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=777)
+    parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx")
+    parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
+    args = parser.parse_args()
+    config = DiceConfig()
+    if args.models:
+        folder = Path(args.models)
+        config = replace(config, detector_path=str(folder / "dice_detector.onnx"),
+                         classifier_path=str(folder / "dice_classifier.onnx"))
+    config = parse_set(args.set, config)
+    results = []
+    hand_tp = hand_fp = hand_fn = hand_tn = 0
+    clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
+    for i in range(args.count):
+        extras: dict = {}
+        image, labels = render_scene(np.random.default_rng([args.seed, i]), extras=extras)
+        reading = read_dice(image, config)
+        flat = [lb for lb in labels if lb["state"] == "flat"]
+        pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
+        on_other = {r for r, k in pairs if labels[k]["state"] != "flat"}
+        seen = DiceReading(tuple(d for r, d in enumerate(reading.dice) if r not in on_other))
+        results.append(score_image(str(i), seen, flat))
+        mask = extras.get("hand_mask")
+        truth = mask is not None and float(mask.mean()) >= 0.005
+        hand_tp += truth and reading.hand
+        hand_fn += truth and not reading.hand
+        hand_fp += (mask is None) and reading.hand
+        hand_tn += (mask is None) and not reading.hand
+        for r, k in pairs:
+            die, lb = reading.dice[r], labels[k]
+            if lb["state"] != "flat" and die.value is not None:
+                wrong_unreadable += 1
+            if lb["color"] == "translucent":
+                clear_n += 1
+                clear_hit += die.color == "translucent"
+            else:
+                other_n += 1
+                other_wrong += die.color == "translucent"
+    score = summarize(results).to_json()
+    confusion = score.pop("confusion", {})
+    wrong = sum(n for true, row in confusion.items() for read, n in row.items()
+                if read not in ("null", "missed", str(true)))
+    report = {
+        "models": args.models or "committed", "set": args.set, "scenes": args.count,
+        **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
+        "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
+        "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),
+                 "recall": round(hand_tp / max(1, hand_tp + hand_fn), 4),
+                 "flag_rate_without_hand": round(hand_fp / max(1, hand_fp + hand_tn), 4),
+                 "scenes_with_hand": hand_tp + hand_fn},
+        "translucent": {"named": round(clear_hit / max(1, clear_n), 4), "dice": clear_n,
+                        "others_named_translucent": round(other_wrong / max(1, other_n), 4)},
+    }
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
