@@ -79,19 +79,27 @@ class Die:
 
 @dataclass(frozen=True)
 class DiceReading:
-    """Every d6 in view in one image."""
+    """Every d6 in view in one image.
+
+    ``hand`` tells that a hand (or an arm) is in view: dice may be being picked up, set down or
+    turned, so a tracker should not take the table as settled (an extra key of the contract).
+    """
 
     dice: tuple[Die, ...] = ()
+    hand: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"dice": [d.to_json() for d in self.dice]}
+        return {"dice": [d.to_json() for d in self.dice], "hand": self.hand}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, source: str = "<dice>") -> DiceReading:
         if not isinstance(doc, Mapping) or not isinstance(doc.get("dice"), list):
             raise _fail(source, "$.dice", "expected a list of dice")
+        hand = doc.get("hand", False)
+        if not isinstance(hand, bool):
+            raise _fail(source, "$.hand", f"expected true or false, got {hand!r}")
         return cls(tuple(Die.from_json(d, source=source, path=f"$.dice[{i}]")
-                         for i, d in enumerate(doc["dice"])))
+                         for i, d in enumerate(doc["dice"])), hand)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any
             c = time.perf_counter()
             ms_dice.append(1000 * (b - a))
             ms_sigil.append(1000 * (c - b))
-            events = dice_tracker.update(dice, frame.t, exclude=outline)
+            events = dice_tracker.update(dice, frame.t, hand=dice.hand, exclude=outline)
             if state is not None:
                 events += sigil_tracker.update(DEMO_CARD_ID, state, frame.t)
             kept = sorted((d.value or 0, d.color) for d in dice.dice

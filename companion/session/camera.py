@@ -110,8 +110,10 @@ class Processor:
                        and not _inside(d.center, area)]
             readings["dice"] = dice
             readings["ignored"] = ignored
+            readings["hand"] = bool(getattr(reading, "hand", False))
             if self.dice_tracker is not None:
-                events += self.dice_tracker.update(reading, t, exclude=outlines, area=area)
+                events += self.dice_tracker.update(reading, t, hand=readings["hand"],
+                                                   exclude=outlines, area=area)
                 tracked = [d.to_json() for d in self.dice_tracker.dice()]
                 readings["tracked"] = tracked
                 readings["settled"] = bool(tracked) and all(

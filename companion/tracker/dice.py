@@ -6,7 +6,8 @@ settled::
 
     tracker = DiceTracker(DiceTrackerConfig(vote_frames=5))
     for frame in frames:
-        for event in tracker.update(read_dice(frame.image), frame.t, hand=False):
+        reading = read_dice(frame.image)
+        for event in tracker.update(reading, frame.t, hand=reading.hand):
             print(event.text)          # "roll settled: 3 5 5"
     tracker.dice()                     # the dice now in view, with their state, for the page
 

@@ -55,6 +55,14 @@ def test_die_contract():
     assert die.center == (441.0, 159.0)
     reading = DiceReading((die, Die(None, "yellow", (0, 0, 9, 9), 0.4, "cocked")))
     assert DiceReading.from_json(reading.to_json()) == reading
+    held = DiceReading((die,), hand=True)
+    assert held.to_json()["hand"] is True and DiceReading.from_json(held.to_json()) == held
+    assert DiceReading.from_json({"dice": []}).hand is False  # the key is optional
+
+
+def test_dice_reading_refuses_a_hand_that_is_not_a_bool():
+    with pytest.raises(DataFileError, match=r"\$\.hand"):
+        DiceReading.from_json({"dice": [], "hand": "yes"}, source="r.json")
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -2,7 +2,8 @@
 
 >>> from vision.dice import DiceConfig, read_dice   # doctest: +SKIP
 >>> read_dice(frame).to_json()                      # doctest: +SKIP
-{"dice": [{"value": 5, "color": "black", "bbox": [...], "confidence": 0.99, "state": "flat"}]}
+{"dice": [{"value": 5, "color": "black", "bbox": [...], "confidence": 0.99, "state": "flat"}],
+ "hand": false}
 """
 
 from __future__ import annotations

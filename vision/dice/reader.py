@@ -3,11 +3,14 @@
 Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
 
 1. a centre-heatmap detector (stride 4) on the frame scaled so that its longer side is at most
-   ``DiceConfig.work_size``: one peak per die top face, with the face's box size;
+   ``DiceConfig.work_size``: one peak per die top face, with the face's box size, and a map of
+   where a hand covers the table (the reading's ``hand`` flag);
 2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
-   frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``.
+   frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``, and whether the die is
+   translucent.
 
-The body colour is measured classically on the face (pips removed) in HSV.
+The body colour is measured classically on the face (pips removed) in HSV; a die the
+classifier finds translucent is named ``"translucent"``.
 
 Convention: images are BGR ``uint8`` ``(H, W, 3)`` (grey and other dtypes are accepted and
 converted by :func:`vision.imageio.as_bgr`); boxes are ``[x0, y0, x1, y1]`` in pixels of the
@@ -59,6 +62,11 @@ class DiceConfig:
         ``rotations`` of them) and averages: a die face reads the same turned.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
+    hand_threshold : a detector cell is hand when its hand probability reaches this.
+    hand_min_share : the reading's ``hand`` is set when at least this share of the detector's
+        cells is hand.
+    translucent_threshold : a die whose "translucent" probability reaches this is named
+        ``"translucent"`` instead of its hue.
     """
 
     work_size: int = 512
@@ -68,9 +76,12 @@ class DiceConfig:
     die_threshold: float = 0.35
     value_threshold: float = 0.5
     unreadable_min_score: float = 0.5
-    rotations: int = 1
+    rotations: int = 4
     max_dice: int = 40
     nms_iou: float = 0.3
+    hand_threshold: float = 0.5
+    hand_min_share: float = 0.02
+    translucent_threshold: float = 0.5
     detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
     classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
 
@@ -125,8 +136,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate top-face boxes ``(N, 4)`` in image pixels and their scores ``(N,)``."""
+def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Candidate top-face boxes ``(N, 4)`` in image pixels, their scores ``(N,)``, and whether
+    a hand is in view (False with a detector that has no hand channel)."""
     h, w = image.shape[:2]
     scale = min(1.0, config.work_size / max(h, w))
     if max(h, w) < config.min_side:
@@ -140,10 +152,14 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
     sess = _session(config.detector_path)
     out = sess.run(None, {"input": _prep(small[None])})[0][0]  # type: ignore[attr-defined]
     heat = _sigmoid(out[0])
+    hand = False
+    if out.shape[0] > 3:  # hand channel, over the frame without its padding
+        cells = _sigmoid(out[3, :max(1, sh // STRIDE), :max(1, sw // STRIDE)])
+        hand = bool((cells >= config.hand_threshold).mean() >= config.hand_min_share)
     peaks = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
     ys, xs = np.nonzero(peaks & (heat >= config.peak_threshold))
     if len(xs) == 0:
-        return np.zeros((0, 4)), np.zeros(0)
+        return np.zeros((0, 4)), np.zeros(0), hand
     scores = heat[ys, xs]
     bw = np.exp(out[1, ys, xs]) * STRIDE
     bh = np.exp(out[2, ys, xs]) * STRIDE
@@ -153,7 +169,7 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
     boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
     boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
     keep = (cx / scale < w) & (cy / scale < h)
-    return boxes[keep], scores[keep]
+    return boxes[keep], scores[keep], hand
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:
@@ -223,7 +239,8 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     DiceReading
         One :class:`~vision.readings.Die` per die found, left to right: ``value`` 1-6 with
         ``state "flat"``, or ``None`` with ``state "cocked"`` / ``"unreadable"`` when the top
-        face cannot be read (never a guess). ``bbox`` is the box of the top face.
+        face cannot be read (never a guess). ``bbox`` is the box of the top face. The
+        reading's ``hand`` tells whether a hand is in view.
 
     Raises
     ------
@@ -240,27 +257,31 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     """
     config = config or DiceConfig()
     image = as_bgr(image)
-    boxes, scores = _detect(image, config)
+    boxes, scores, hand = _detect(image, config)
     if len(boxes) == 0:
-        return DiceReading(())
+        return DiceReading((), hand)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
     boxes, scores = boxes[keep], scores[keep]
     crops = crop_batch(image, boxes)
     sess = _session(config.classifier_path)
     turns = max(1, min(4, config.rotations))
     batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
-    logits = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
+    out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
+    logits = out[:, :len(CLASSES)]
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
     probs = (e / e.sum(axis=1, keepdims=True)).reshape(turns, len(crops), -1).mean(axis=0)
+    clear = np.zeros(len(crops))
+    if out.shape[1] > len(CLASSES):  # the "translucent" logit
+        clear = _sigmoid(out[:, len(CLASSES)]).reshape(turns, len(crops)).mean(axis=0)
     dice = []
-    for box, score, p, crop in zip(boxes, scores, probs, crops, strict=True):
+    for box, score, p, crop, c in zip(boxes, scores, probs, crops, clear, strict=True):
         if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:
             continue
         values = p[1:7]
         k = int(np.argmax(p[1:]))
         name = CLASSES[1 + k]
         inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
-        color = die_color(inner)
+        color = "translucent" if c >= config.translucent_threshold else die_color(inner)
         if name in ("cocked", "unreadable"):
             if score < config.unreadable_min_score:
                 continue
@@ -277,4 +298,4 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
             dice.append(Die(int(np.argmax(values)) + 1, color, tuple(float(v) for v in box),
                             conf, "flat"))
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
-    return DiceReading(tuple(dice))
+    return DiceReading(tuple(dice), hand)

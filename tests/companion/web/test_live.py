@@ -99,3 +99,21 @@ def test_rectify_straightens_a_card():
     rect = rectify(image, h, (100.0, 60.0), px_per_mm=1.0)
     assert rect.shape == (60, 100, 3)
     assert rect[2:-2, 2:-2].min() == 255
+
+
+def test_a_hand_in_the_reading_holds_the_dice_in_handling(tmp_path):
+    hub = Hub(Store(tmp_path / "g.sqlite"), {"cat": CounterEngine("cat")})
+    hand = {"on": False}
+
+    def dice_with_hand(image: np.ndarray) -> DiceReading:
+        return DiceReading(fake_dice(image).dice, hand=hand["on"])
+
+    processor = Processor(hub, read_dice=dice_with_hand, read_sigil=None)
+    frame = np.full((240, 480, 3), 200, np.uint8)
+    for i in range(12):
+        readings, _ = processor(frame, i / 10)
+    assert readings["hand"] is False and readings["settled"]
+    hand["on"] = True
+    readings, _ = processor(frame, 1.3)
+    assert readings["hand"] is True
+    assert {d["state"] for d in readings["tracked"]} == {"handling"}
