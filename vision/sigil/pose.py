@@ -828,9 +828,29 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
                       for i, c in seen.items())
             if off <= tol:
                 hm = r[0]
+        if len(seen) < 4:
+            # two or three markers (a homography through eight blurred corners of two small
+            # squares can put the far side of the card anywhere): the pose must also fit the
+            # printed card, else the outline decides
+            n1 = _normalised(image, hm, geom, MATCH_PPM)
+            s1 = float((_zero_mean(n1) * _ref_at(refs[which], geom, MATCH_PPM, True)).sum())
+            cs = candle_scores(image, hm, geom, refs[which], MATCH_PPM, n1)
+            if s1 < cfg.min_match or \
+                    float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen]) \
+                    < cfg.min_candle_match:
+                notes.append("markers seen but the card does not fit them: found by its outline")
+                pose, which2, more = _find_by_outline(image, geom, refs, cfg)
+                return pose, which2, notes + more
         return _pose_of(hm, geom, "markers", tuple(sorted(seen))), which, notes
     if geom.markers:
         notes.append("markers not found: card found by its outline")
+    pose, which, more = _find_by_outline(image, geom, refs, cfg)
+    return pose, which, notes + more
+
+
+def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
+                     cfg: PoseConfig) -> tuple[Pose, int, list[str]]:
+    notes: list[str] = []
     scored: list[tuple[float, np.ndarray, int]] = []
     for quad in outline_quads(image, geom):
         sides = _sides(quad)

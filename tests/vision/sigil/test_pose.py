@@ -125,3 +125,21 @@ def test_three_markers_under_strong_motion_blur(seed):
                            [_reference("B", "companion", 0)])
     assert pose.method == "markers" and len(pose.markers) == 3
     assert _error_px(pose.homography, info.homography, geom) < 2.0
+
+
+def test_two_markers_that_misplace_the_card_give_way_to_the_outline(monkeypatch):
+    """Two markers whose (blurred, misread) corners put the card somewhere else: the pose must
+    fit the printed card too, else the outline decides; never the markers' wrong pose."""
+    import vision.sigil.pose as pose_mod
+
+    frame, info, geom = _photo("A", "companion", 0, 71, hand=False, tilt_deg=20.0,
+                               motion_px=0.0, fill=0.35)
+    skew = np.array([[1.0, 0.25, -10.0], [0.1, 1.0, 6.0], [0.0, 0.002, 1.0]])  # card mm
+    wrong = info.homography @ skew
+    two = {m.id: project(wrong, m.corners()).astype(np.float32) for m in geom.markers[:2]}
+    monkeypatch.setattr(pose_mod, "detect_markers", lambda gray, dictionary: dict(two))
+    assert _error_px(wrong, info.homography, geom) > 20
+    pose, _, notes = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                               [_reference("A", "companion", 0)])
+    assert pose.method == "outline" and any("does not fit" in n for n in notes)
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
