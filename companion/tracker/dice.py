@@ -20,8 +20,10 @@ Per-die states (:attr:`TrackedDie.state`), as smart dice show them:
 - ``"handling"``: a hand is in view (``hand=True``), or the die vanished from view (picked up);
 - ``"nudged"``: a settled, reported die now shows another face without having been rolled.
 
-Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view, no die is
-missing and every die in view is settled, and only for what changed since the last event:
+Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view (or every
+die has stayed still through ``hand_still_frames`` frames of it: a hand that moves no die holds
+nothing back for ever), no die is missing and every die in view is settled, and only for what
+changed since the last event:
 
 - the first dice to settle on an empty table, or all dice rolled again: :class:`RollSettled`,
   once per roll;
@@ -90,6 +92,11 @@ class DiceTrackerConfig:
         Frames a die may be missed by the reader before it counts as gone (picked up).
     min_confidence : float
         Detections below this confidence are ignored.
+    hand_still_frames : int
+        A hand in view holds events back, unless every die in view has been still this many
+        frames: a hand that moves no die (resting on the table, writing on a sigil card, or a
+        patch of the table the reader takes for a hand) never holds a settled roll back for
+        ever.
     gap_seconds : float
         Frames further apart than this (the camera was away) break the dice's tracks: the dice
         seen afterwards are matched to the settled ones by colour and face, not by place, so a
@@ -105,6 +112,7 @@ class DiceTrackerConfig:
     nudge_distance: float = 1.0
     max_missed: int = 3
     min_confidence: float = 0.0
+    hand_still_frames: int = 15
     gap_seconds: float = 2.0
 
     def __post_init__(self) -> None:
@@ -114,6 +122,8 @@ class DiceTrackerConfig:
             raise ValueError(f"vote_share must lie in [0.5, 1], got {self.vote_share}")
         if self.undecided_frames < self.vote_frames:
             raise ValueError("undecided_frames must be at least vote_frames")
+        if self.hand_still_frames < self.vote_frames:
+            raise ValueError("hand_still_frames must be at least vote_frames")
         for name in ("still_tolerance", "match_distance", "nudge_distance"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
@@ -256,7 +266,7 @@ class DiceTracker:
                       and not any(point_in_polygon(d.center, poly) for poly in exclude)
                       and (area is None or point_in_polygon(d.center, area))]
         self._associate(detections)
-        if hand or any(tr.missed for tr in self._tracks):
+        if self._held_by_hand() or any(tr.missed for tr in self._tracks):
             return []
         if not self._tracks or not all(self._settled(tr) is not None for tr in self._tracks):
             return []
@@ -267,7 +277,7 @@ class DiceTracker:
         out = []
         for tr in sorted(self._tracks, key=lambda tr: (tr.center, tr.id)):
             key = self._settled(tr)
-            if self._hand or tr.missed:
+            if self._held_by_hand() or tr.missed:
                 state = "handling"
             elif key is None:
                 state = "rolling"
@@ -285,6 +295,11 @@ class DiceTracker:
     def reset(self) -> None:
         """Forget every die (a new game)."""
         self.__init__(self.config)  # type: ignore[misc]
+
+    def _held_by_hand(self) -> bool:
+        """A hand is in view and some die has not been still long enough to ignore it."""
+        return self._hand and any(tr.still < self.config.hand_still_frames
+                                  for tr in self._tracks)
 
     # ------------------------------------------------------------------ association
     def _associate(self, detections: list[Die]) -> None:

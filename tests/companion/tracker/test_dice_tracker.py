@@ -126,6 +126,31 @@ def test_hand_in_view_holds_every_event_back():
     assert [(i, e.text) for i, e in events] == [(9, "roll settled: 3 5 5")]
 
 
+def test_hand_that_moves_no_die_holds_the_roll_back_only_for_hand_still_frames():
+    # A hand (or a patch of table the reader takes for one) in view on every frame: dice that
+    # lie still through hand_still_frames frames settle all the same, once.
+    config = DiceTrackerConfig(hand_still_frames=10)
+    events, tracker = run(still(THREE, 30), config, hands=set(range(30)))
+    assert [(i, e.text) for i, e in events] == [(9, "roll settled: 3 5 5")]
+    assert {d.state for d in tracker.dice()} == {"settled"}
+
+
+def test_hand_still_holds_back_dice_that_moved_recently():
+    config = DiceTrackerConfig(hand_still_frames=10)
+    frames = still(THREE, 12) + tumbling(THREE, seed=3) + still(THREE, 20)
+    events, _tracker = run(frames, config, hands=set(range(12, 36)))
+    # The first roll is read before the hand; the re-throw is read only when the dice have
+    # lain still 10 frames under the hand (frames 16-25), not after the 5-frame vote.
+    assert [i for i, _e in events] == [4, 25]
+    assert events[0][1].text == "roll settled: 3 5 5"
+    assert events[1][1].text.endswith("dice now 3 5 5")
+
+
+def test_hand_still_frames_is_at_least_the_vote():
+    with pytest.raises(ValueError, match="hand_still_frames"):
+        DiceTrackerConfig(vote_frames=5, hand_still_frames=4)
+
+
 def test_handling_state_when_a_hand_is_in_view_or_a_die_is_picked_up():
     tracker = DiceTracker()
     for i, dice in enumerate(still(THREE, 6)):
