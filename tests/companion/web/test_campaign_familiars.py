@@ -166,3 +166,30 @@ def test_the_choice_between_games_is_made_on_the_history_page(app, page):
         assert "Ann: Bat" in card.inner_text() and "Bo: Raven" in card.inner_text()
         shot(page, "campaign-familiars-chosen")
         assert page.errors == []
+
+
+def test_a_solo_campaign_changes_familiar_between_games(app):
+    c = app.test_client()
+    res = c.post("/api/campaigns", json={"title": "Alone", "goals": GRID,
+                                         "players": ["Ann"], "familiars": True})
+    cid = res.json["id"]
+    solo = {"players": [{"name": "Ann"}], "cards": ["B", "B"], "goals": [1, 2],
+            "familiar_mode": "solo", "familiar": "F09", "campaign_line": "column 0"}
+    res = c.post("/api/games", json={"kind": "cat", "setup": solo, "campaign_id": cid})
+    assert res.status_code == 201, res.json
+    gid = res.json["game"]["id"]
+    hub = app.extensions["doom"].hub
+    session = hub.session(gid)
+    verdict = session.engine._verdict(session.state, session.engine.rules.scores(
+        session.state.game))
+    assert verdict["familiars"] == {"Ann": {"id": "F09", "cost": 2}}
+    hub.store.set_result(gid, {**verdict, "summary": "solo", "sigils": {"Ann": [70, 72]}})
+    st = c.get(f"/api/campaigns/{cid}").json["standings"]
+    assert st["totals"] == {"Ann": 142} and st["choose_order"] == ["Ann"]
+    assert all(o["ok"] for o in st["options"])          # every other familiar is unused
+    res = c.post(f"/api/campaigns/{cid}/familiar", json={"player": "Ann", "familiar": "F04"})
+    assert res.status_code == 200
+    solo["campaign_line"] = "column 1"
+    res = c.post("/api/games", json={"kind": "cat", "setup": solo, "campaign_id": cid})
+    assert res.status_code == 201, res.json
+    assert res.json["state"]["players"][0]["familiar"]["id"] == "F04"
