@@ -20,7 +20,6 @@ input image, origin top-left.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ import cv2
 import numpy as np
 
 from vision.imageio import as_bgr
+from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
 __all__ = ["CLASSES", "CROP", "DiceConfig", "crop_batch", "die_color", "read_dice"]
@@ -86,27 +86,8 @@ class DiceConfig:
     classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
 
 
-_SESSIONS: dict[str, object] = {}
-_LOCK = threading.Lock()
-
-
 def _session(path: str) -> object:
-    """One onnxruntime session per model file per process, on one intra-op thread."""
-    with _LOCK:
-        sess = _SESSIONS.get(path)
-        if sess is None:
-            import onnxruntime as ort
-
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"{path}: dice model missing (train it with "
-                                        "models/dice/train.py)")
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-            _SESSIONS[path] = sess
-        return sess
+    return onnx_session(path, "dice model (train it with models/dice/train.py)")
 
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import cv2
 import numpy as np
+
+from vision.onnxmodel import onnx_session
 
 __all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "BandModel", "DiscModel", "StripGeometry",
            "disc_geometry", "sample_discs", "sample_strips", "strip_geometry"]
@@ -106,8 +107,6 @@ class BandModel:
     """The ONNX band classifier: ``strip`` (N, CHANNELS, STRIP_LEN, STRIP_LANES) -> ``line``
     (N, 1) logit "a pen line joins the strip's two candles". Loaded once, lazily."""
 
-    _sessions: ClassVar[dict[str, object]] = {}
-
     def __init__(self, path: str | Path = BAND_MODEL_PATH) -> None:
         self.path = str(path)
 
@@ -115,16 +114,7 @@ class BandModel:
         return Path(self.path).is_file()
 
     def _session(self):
-        sess = BandModel._sessions.get(self.path)
-        if sess is None:
-            import onnxruntime as ort
-
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            sess = ort.InferenceSession(self.path, opts, providers=["CPUExecutionProvider"])
-            BandModel._sessions[self.path] = sess
-        return sess
+        return onnx_session(self.path, "sigil band model")
 
     def predict(self, strips: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each strip holds a line joining its two candles."""

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import cv2
 import numpy as np
+
+from vision.onnxmodel import onnx_session
 
 __all__ = ["CROP", "GLYPH", "MARGIN", "DigitModel", "Ring", "find_ring", "glyph",
            "remove_ring"]
@@ -209,22 +210,11 @@ class DigitModel:
     """The ONNX digit model: ``glyph`` (N,1,28,28) -> digit logits (N,6) for 1-6, and
     ``crop`` (N,1,32,32) -> circle logit (N,1). Loaded once, lazily."""
 
-    _sessions: ClassVar[dict[str, object]] = {}
-
     def __init__(self, path: str | Path = MODEL_PATH) -> None:
         self.path = str(path)
 
     def _session(self):
-        sess = DigitModel._sessions.get(self.path)
-        if sess is None:
-            import onnxruntime as ort
-
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            sess = ort.InferenceSession(self.path, opts, providers=["CPUExecutionProvider"])
-            DigitModel._sessions[self.path] = sess
-        return sess
+        return onnx_session(self.path, "digit model")
 
     def predict(self, glyphs: np.ndarray, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Digit probabilities (N, 6) for 1..6 and circle probabilities (N,)."""

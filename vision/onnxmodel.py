@@ -1,0 +1,37 @@
+"""One onnxruntime session per model file per process, shared by every reader.
+
+The readers' models are small: each runs on one intra-op thread (the live loop reads dice and
+sigils on the newest frame while the capture thread decodes the next), and loading a model once
+per process is enough however many readers use it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+__all__ = ["onnx_session"]
+
+_SESSIONS: dict[str, object] = {}
+_LOCK = threading.Lock()
+
+
+def onnx_session(path: str | Path, what: str = "model") -> object:
+    """The ``onnxruntime.InferenceSession`` of the ONNX file at ``path`` (CPU, one thread),
+    made on first use and kept for the process. Raises ``FileNotFoundError`` naming ``what``
+    when the file is missing."""
+    key = str(path)
+    with _LOCK:
+        sess = _SESSIONS.get(key)
+        if sess is None:
+            import onnxruntime as ort
+
+            if not Path(key).is_file():
+                raise FileNotFoundError(f"{key}: {what} missing")
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            sess = ort.InferenceSession(key, opts, providers=["CPUExecutionProvider"])
+            _SESSIONS[key] = sess
+        return sess
