@@ -293,6 +293,21 @@ def _sides(quad: np.ndarray) -> list[float]:
     return [float(np.hypot(*(quad[(k + 1) % 4] - quad[k]))) for k in range(4)]
 
 
+def _outward_sides(quad: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Each side of ``quad`` as (start, end, unit direction, unit normal pointing away from the
+    quad's centre). Convention: pixel coordinates, corners in order round the quad."""
+    center = quad.mean(0)
+    out = []
+    for i, length in enumerate(_sides(quad)):
+        p, q = quad[i], quad[(i + 1) % 4]
+        u = (q - p) / max(length, 1e-9)
+        n = np.array([-u[1], u[0]])
+        if np.dot(n, (p + q) / 2 - center) < 0:
+            n = -n
+        out.append((p, q, u, n))
+    return out
+
+
 def _ratio(quad: np.ndarray) -> float:
     """Long over short of the mean opposite sides."""
     s = _sides(quad)
@@ -488,17 +503,11 @@ def _grow(quad: np.ndarray, edges: np.ndarray, reach: float = 0.06) -> np.ndarra
     """Move each side outwards onto the outermost parallel edge within ``reach`` of the short
     side (a printed frame inside the card's edge can look like the card's outline)."""
     h, w = edges.shape
-    center = quad.mean(0)
     sides = _sides(quad)
     maxd = max(2, int(reach * min(sides)))
     t = np.linspace(0.2, 0.8, 48)[:, None]
     lines = []
-    for i in range(4):
-        p, q = quad[i], quad[(i + 1) % 4]
-        u = (q - p) / max(sides[i], 1e-9)
-        n = np.array([-u[1], u[0]])
-        if np.dot(n, (p + q) / 2 - center) < 0:
-            n = -n
+    for p, q, u, n in _outward_sides(quad):
         base = p + t * (q - p)
         best = 0
         for d in range(2, maxd + 1):
@@ -521,14 +530,8 @@ def _snap(quad: np.ndarray, image: np.ndarray, reach: float = 0.02) -> np.ndarra
     sides = _sides(quad)
     r = max(4.0, reach * min(sides))
     steps = np.arange(-r, r + 0.25, 0.5, dtype=np.float32)
-    center = quad.mean(0)
     lines = []
-    for i in range(4):
-        p, q = quad[i], quad[(i + 1) % 4]
-        u = (q - p) / max(sides[i], 1e-9)
-        n = np.array([-u[1], u[0]])
-        if np.dot(n, (p + q) / 2 - center) < 0:
-            n = -n
+    for p, q, _u, n in _outward_sides(quad):
         base = p + np.linspace(0.12, 0.88, 60)[:, None] * (q - p)
         xs = (base[:, 0:1] + n[0] * steps[None, :]).astype(np.float32)
         ys = (base[:, 1:2] + n[1] * steps[None, :]).astype(np.float32)
