@@ -105,6 +105,7 @@ class SigilConfig:
     box_min_ink_mm2: float = 0.6
     box_inset_px: int = 4
     box_max_hidden: float = 0.1
+    box_glare_print: float = 0.6
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
     # hidden / glare
@@ -725,6 +726,24 @@ def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
 
 
+def _box_print(rect: np.ndarray, box: Sequence[float], s: float) -> float:
+    """Contrast of a top box's printed outline in the photo, on its faintest side: per side,
+    ``1 - dark / paper`` of the darkest colour channel in a strip across the printed edge
+    (``dark`` its 5th percentile, ``paper`` its 90th). Glare washes print and pen out alike, so
+    a box whose outline prints about as dark as the card's artwork is not washed out."""
+    g = _box_crop(rect.min(axis=2).astype(np.float32), box, s)
+    e = round(dg.CROP * dg.MARGIN / (1 + 2 * dg.MARGIN))
+    lo, hi = max(e - 4, 0), e + 5
+    a, b = e, dg.CROP - e
+    sides = (g[lo:hi, a:b], g[dg.CROP - hi:dg.CROP - lo, a:b],
+             g[a:b, lo:hi], g[a:b, dg.CROP - hi:dg.CROP - lo])
+    out = 1.0
+    for strip in sides:
+        paper = float(np.percentile(strip, 90))
+        out = min(out, 1.0 - float(np.percentile(strip, 5)) / max(paper, 1.0))
+    return out
+
+
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
@@ -750,7 +769,14 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             results.append("unknown")
             continue
         if ink_mm2 < cfg.box_min_ink_mm2:
-            results.append("unknown" if gl > 0.3 else None)
+            washed = False
+            if gl > 0.3:
+                # the glare map also fires where a shadow darkens the rest of the card: it is
+                # washed out only if the box's printed outline is faint too
+                pr = _box_print(maps.rectified, box, s)
+                rec["print"] = round(pr / max(maps.contrast, 0.05), 3)
+                washed = rec["print"] < cfg.box_glare_print
+            results.append("unknown" if washed else None)
             continue
         results.append("pending")
         crops.append(crop)

@@ -113,3 +113,20 @@ def test_reader_is_pure(reference: np.ndarray) -> None:
     b = read_sigil(frame, LAYOUT, reference)
     assert np.array_equal(frame, before)
     assert a.state == b.state and a.line_threshold == b.line_threshold
+
+
+def test_box_print_contrast_falls_where_glare_washes_the_outline() -> None:
+    import cv2
+
+    from vision.sigil.reader import _box_print
+
+    s, box = 4.0, (10.0, 10.0, 20.0, 20.0)
+    rect = np.full((120, 120, 3), 220, np.uint8)
+    cv2.rectangle(rect, (40, 40), (80, 80), (60, 60, 60), 2)
+    clear = _box_print(rect, box, s)
+    assert clear > 0.6
+    shaded = (rect.astype(np.float32) * 0.6).astype(np.uint8)  # a shadow darkens paper and print
+    assert abs(_box_print(shaded, box, s) - clear) < 0.05
+    washed = rect.copy()
+    washed[:, 70:] = (0.3 * washed[:, 70:] + 0.7 * 255).astype(np.uint8)  # glare on one side
+    assert _box_print(washed, box, s) < 0.5 * clear
