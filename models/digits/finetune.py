@@ -21,6 +21,7 @@ import argparse
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 import torch
 from torch import nn
@@ -29,29 +30,57 @@ from models.digits.train import DigitNet, evaluate, make_set
 from vision.sigil.digits import CIRCLE_IN, GLYPH, circle_input, find_ring, glyph, remove_ring
 
 
-def photo_set(paths: list[str]) -> tuple[np.ndarray, ...]:
+def perturb(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A photographed crop as a steeper or blurrier photo might have given it: a small random
+    affine map about the centre (rotation, shear, unequal scale as a tilt foreshortens), a
+    Gaussian blur for half of them, and a stroke one pixel thinner or fatter for some."""
+    h, w = crop.shape
+    ang = np.deg2rad(rng.uniform(-8, 8))
+    sx, sy = rng.uniform(0.82, 1.08, 2)
+    sh = rng.uniform(-0.15, 0.15)
+    a = np.array([[np.cos(ang), -np.sin(ang)], [np.sin(ang), np.cos(ang)]]) @ \
+        np.array([[sx, sh], [0.0, sy]])
+    c = np.array([w / 2.0, h / 2.0])
+    m = np.hstack([a, (c - a @ c)[:, None]]).astype(np.float32)
+    out = cv2.warpAffine(crop, m, (w, h), flags=cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    if rng.random() < 0.5:
+        out = cv2.GaussianBlur(out, (0, 0), rng.uniform(0.4, 1.2))
+    r = rng.random()
+    if r < 0.15:
+        out = cv2.erode(out, np.ones((2, 2), np.uint8))
+    elif r < 0.3:
+        out = cv2.dilate(out, np.ones((2, 2), np.uint8))
+    return out.astype(np.float32)
+
+
+def photo_set(paths: list[str], augment: int = 0, seed: int = 0) -> tuple[np.ndarray, ...]:
     """Glyphs, circle inputs, digits (0-5) and circled flags of the non-empty photo crops, put
-    through the reader's own ring removal and glyph normalisation."""
+    through the reader's own ring removal and glyph normalisation; with ``augment``, that many
+    perturbed copies of every crop (:func:`perturb`) besides the crop itself."""
+    rng = np.random.default_rng(seed)
     gl, cr, dig, circ = [], [], [], []
     for p in paths:
         d = np.load(p)
         if "bx" not in d:
             continue
-        for crop, (value, circled) in zip(d["bx"].astype(np.float32), d["by"], strict=True):
+        for crop0, (value, circled) in zip(d["bx"].astype(np.float32), d["by"], strict=True):
             if value == 0:
                 continue
-            rest = crop
-            if circled:
-                ring = find_ring(crop)
-                if ring is not None:
-                    rest = remove_ring(crop, ring)
-            g = glyph(rest)
-            if g is None:
-                continue
-            gl.append(g[None])
-            cr.append(circle_input(crop)[None])
-            dig.append(int(value) - 1)
-            circ.append(float(circled))
+            for copy in range(1 + augment):
+                crop = crop0 if copy == 0 else perturb(crop0, rng)
+                rest = crop
+                if circled:
+                    ring = find_ring(crop)
+                    if ring is not None:
+                        rest = remove_ring(crop, ring)
+                g = glyph(rest)
+                if g is None:
+                    continue
+                gl.append(g[None])
+                cr.append(circle_input(crop)[None])
+                dig.append(int(value) - 1)
+                circ.append(float(circled))
     return (np.stack(gl).astype(np.float32), np.stack(cr).astype(np.float32),
             np.array(dig, np.int64), np.array(circ, np.float32))
 
@@ -78,12 +107,14 @@ def main() -> None:
     ap.add_argument("--synth", type=int, default=8000)
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--augment", type=int, default=0,
+                    help="perturbed copies of every photo crop (tilt, blur, stroke width)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     t0 = time.time()
     held = set(args.hold_out)
-    photo = photo_set([p for p in args.data if p not in held])
+    photo = photo_set([p for p in args.data if p not in held], args.augment, args.seed)
     val_photo = photo_set(list(args.hold_out))
     synth = make_set(args.synth, args.seed)
     print(f"{len(photo[0])} photo crops, {len(val_photo[0])} held out, {len(synth[0])} "
