@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.digits.train import DigitNet, evaluate, make_set
-from vision.sigil.digits import CIRCLE_IN, GLYPH, circle_input, find_ring, glyph, remove_ring
+from models.digits.train import DigitNet, evaluate, export, fit, make_set, report_held_out
+from vision.sigil.digits import circle_input, find_ring, glyph, remove_ring
 
 
 def perturb(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -123,40 +123,10 @@ def main() -> None:
     net = DigitNet()
     load_onnx_weights(net, args.start)
     print(f"before: held-out photo digit/circle {evaluate(net, val_photo)}", flush=True)
-    n = len(train[0])
-    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
-    steps = args.epochs * (n // 128)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=steps)
-    ce, bce = nn.CrossEntropyLoss(label_smoothing=0.05), nn.BCEWithLogitsLoss()
-    tensors = [torch.from_numpy(a) for a in train]
-    gen = torch.Generator().manual_seed(args.seed)
-    for epoch in range(args.epochs):
-        net.train()
-        perm = torch.randperm(n, generator=gen)
-        for k in range(n // 128):
-            idx = perm[k * 128:(k + 1) * 128]
-            lg, lc = net(tensors[0][idx], tensors[1][idx])
-            loss = ce(lg, tensors[2][idx]) + bce(lc[:, 0], tensors[3][idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        d_acc, c_acc = evaluate(net, val_photo)
-        print(f"epoch {epoch + 1}: held-out photo digit {d_acc:.4f} circle {c_acc:.4f} "
-              f"({time.time() - t0:.0f} s)", flush=True)
-    for name, src, part in (("templates", 0, "train"), ("hershey", 1, "train"),
-                            ("sklearn held-out scans", 2, "test"),
-                            ("renderer writers", 3, "train")):
-        d_acc, c_acc = evaluate(net, make_set(1200, 2000 + src, sk_part=part, source=src))
-        print(f"held-out {name}: digit {d_acc:.4f} circle {c_acc:.4f}")
-    net.eval()
-    out = Path(args.out)
-    torch.onnx.export(net, (torch.zeros(1, 1, GLYPH, GLYPH), torch.zeros(1, 1, CIRCLE_IN,
-                                                                           CIRCLE_IN)),
-                      str(out), input_names=["glyph", "crop"], output_names=["digit", "circle"],
-                      dynamic_axes={"glyph": {0: "n"}, "crop": {0: "n"}, "digit": {0: "n"},
-                                    "circle": {0: "n"}}, opset_version=17, dynamo=False)
-    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")
+    fit(net, train, val_photo, epochs=args.epochs, max_lr=1e-3, seed=args.seed,
+        label="held-out photo")
+    report_held_out(net, 2000)
+    export(net, Path(args.out))
 
 
 if __name__ == "__main__":

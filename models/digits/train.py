@@ -77,6 +77,57 @@ def evaluate(net: DigitNet, data: tuple[np.ndarray, ...]) -> tuple[float, float]
     return d_acc, c_acc
 
 
+def fit(net: DigitNet, train: list[np.ndarray], val: tuple[np.ndarray, ...], *, epochs: int,
+        max_lr: float, seed: int, label: str = "val") -> None:
+    """Train ``net`` on ``train`` (glyphs, crops, digit classes, circle labels) in batches of 128
+    with AdamW and a one-cycle schedule peaking at ``max_lr``; print ``val``'s figures after
+    each epoch."""
+    t0 = time.time()
+    n = len(train[0])
+    opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr,
+                                                total_steps=epochs * (n // 128))
+    ce, bce = nn.CrossEntropyLoss(label_smoothing=0.05), nn.BCEWithLogitsLoss()
+    tensors = [torch.from_numpy(a) for a in train]
+    gen = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        net.train()
+        perm = torch.randperm(n, generator=gen)
+        for k in range(n // 128):
+            idx = perm[k * 128:(k + 1) * 128]
+            lg, lc = net(tensors[0][idx], tensors[1][idx])
+            loss = ce(lg, tensors[2][idx]) + bce(lc[:, 0], tensors[3][idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        d_acc, c_acc = evaluate(net, val)
+        print(f"epoch {epoch + 1}: {label} digit {d_acc:.4f} circle {c_acc:.4f} "
+              f"({time.time() - t0:.0f} s)", flush=True)
+
+
+def report_held_out(net: DigitNet, seed: int) -> None:
+    """Print the held-out figures per data source (MODEL.md quotes them)."""
+    for name, src, part in (("templates", 0, "train"), ("hershey", 1, "train"),
+                            ("sklearn held-out scans", 2, "test"),
+                            ("renderer writers", 3, "train")):
+        d_acc, c_acc = evaluate(net, make_set(1200, seed + src, sk_part=part, source=src))
+        print(f"held-out {name}: digit {d_acc:.4f} circle {c_acc:.4f}")
+
+
+def export(net: DigitNet, out: Path) -> None:
+    """Write ``net`` as the ONNX file the reader loads (inputs glyph, crop; outputs digit,
+    circle; any batch size)."""
+    net.eval()
+    torch.onnx.export(net, (torch.zeros(1, 1, GLYPH, GLYPH), torch.zeros(1, 1, CIRCLE_IN,
+                                                                           CIRCLE_IN)),
+                      str(out), input_names=["glyph", "crop"], output_names=["digit", "circle"],
+                      dynamic_axes={"glyph": {0: "n"}, "crop": {0: "n"}, "digit": {0: "n"},
+                                    "circle": {0: "n"}}, opset_version=17, dynamo=False)
+    params = sum(p.numel() for p in net.parameters())
+    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB, {params} parameters)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="models/digits/digits.onnx")
@@ -91,41 +142,9 @@ def main() -> None:
     val = make_set(3000, args.seed + 1000)
     print(f"data {time.time() - t0:.0f}s", flush=True)
     net = DigitNet()
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    steps = args.epochs * (args.train // 128)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
-    ce, bce = nn.CrossEntropyLoss(label_smoothing=0.05), nn.BCEWithLogitsLoss()
-    tensors = [torch.from_numpy(a) for a in train]
-    gen = torch.Generator().manual_seed(args.seed)
-    for epoch in range(args.epochs):
-        net.train()
-        perm = torch.randperm(args.train, generator=gen)
-        for k in range(args.train // 128):
-            idx = perm[k * 128:(k + 1) * 128]
-            lg, lc = net(tensors[0][idx], tensors[1][idx])
-            loss = ce(lg, tensors[2][idx]) + bce(lc[:, 0], tensors[3][idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        d_acc, c_acc = evaluate(net, val)
-        print(f"epoch {epoch + 1}: val digit {d_acc:.4f} circle {c_acc:.4f} "
-              f"({time.time() - t0:.0f}s)", flush=True)
-    for name, src, part in (("templates", 0, "train"), ("hershey", 1, "train"),
-                            ("sklearn held-out scans", 2, "test"),
-                            ("renderer writers", 3, "train")):
-        d_acc, c_acc = evaluate(net, make_set(1200, args.seed + 2000 + src, sk_part=part,
-                                              source=src))
-        print(f"held-out {name}: digit {d_acc:.4f} circle {c_acc:.4f}")
-    net.eval()
-    out = Path(args.out)
-    torch.onnx.export(net, (torch.zeros(1, 1, GLYPH, GLYPH), torch.zeros(1, 1, CIRCLE_IN,
-                                                                           CIRCLE_IN)),
-                      str(out), input_names=["glyph", "crop"], output_names=["digit", "circle"],
-                      dynamic_axes={"glyph": {0: "n"}, "crop": {0: "n"}, "digit": {0: "n"},
-                                    "circle": {0: "n"}}, opset_version=17, dynamo=False)
-    params = sum(p.numel() for p in net.parameters())
-    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB, {params} parameters)")
+    fit(net, list(train), val, epochs=args.epochs, max_lr=3e-3, seed=args.seed)
+    report_held_out(net, args.seed + 2000)
+    export(net, Path(args.out))
 
 
 if __name__ == "__main__":
