@@ -24,6 +24,7 @@ from calibration.references import references
 from companion.errors import BadInput
 from companion.session.hub import Hub
 from companion.session.live import LiveLoop, draw_dice, draw_polygon
+from companion.tracker.dice import point_in_polygon
 
 RECT_PX_PER_MM = 4.0
 ROLL_AREA_COLOUR = (255, 255, 0)   # BGR: cyan
@@ -104,10 +105,10 @@ class Processor:
             # a sigil card's printed candles and markers are not dice; dice outside the roll
             # area (HP dice on the machine's part cards) are seen but not part of any roll
             seen = [d for d in reading.dice
-                    if not any(_inside(d.center, poly) for poly in outlines)]
-            dice = [d.to_json() for d in seen if area is None or _inside(d.center, area)]
+                    if not any(point_in_polygon(d.center, poly) for poly in outlines)]
+            dice = [d.to_json() for d in seen if area is None or point_in_polygon(d.center, area)]
             ignored = [d.to_json() for d in seen if area is not None
-                       and not _inside(d.center, area)]
+                       and not point_in_polygon(d.center, area)]
             readings["dice"] = dice
             readings["ignored"] = ignored
             readings["hand"] = bool(getattr(reading, "hand", False))
@@ -165,12 +166,6 @@ class Processor:
             for dx, dy in ((1, 1), (1, -1)):
                 cv2.line(overlay, (x - 9 * dx, y - 9 * dy), (x + 9 * dx, y + 9 * dy),
                          (0, 220, 255), 3, cv2.LINE_AA)
-
-
-def _inside(point: tuple[float, float], polygon: list[tuple[float, float]]) -> bool:
-    """Whether ``point`` lies inside ``polygon`` (corners in order). Convention: ``(x, y)``."""
-    contour = np.array(polygon, np.float32).reshape(-1, 1, 2)
-    return cv2.pointPolygonTest(contour, (float(point[0]), float(point[1])), False) > 0
 
 
 def roll_area_polygon(area: tuple[float, float, float, float] | None, width: int,
