@@ -87,15 +87,22 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
                          mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths)
 
 
+def _remap_maps(mapx: np.ndarray, mapy: np.ndarray, ink: np.ndarray, hidden: np.ndarray,
+                glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
+    """The four maps (ink clipped at 1.5, hidden, glare, blind) sampled at ``(mapx, mapy)``
+    (card pixels), float32 ``(*mapx.shape, 4)``; outside the card counts as hidden."""
+    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
+                       glare.astype(np.float32), blind.astype(np.float32)])
+    return cv2.remap(stack, mapx, mapy, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+
+
 def sample_strips(geo: StripGeometry, ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray,
                   blind: np.ndarray) -> np.ndarray:
     """The strips, float32 ``(R, CHANNELS, STRIP_LEN, STRIP_LANES)``, from the card's maps
     (``ink`` already divided by the print contrast; the others bool). Outside the card counts
     as hidden."""
-    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
-                       glare.astype(np.float32), blind.astype(np.float32)])
-    samp = cv2.remap(stack, geo.mapx, geo.mapy, cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+    samp = _remap_maps(geo.mapx, geo.mapy, ink, hidden, glare, blind)
     R = len(geo.owner)
     samp = samp.reshape(R, STRIP_LEN, STRIP_LANES, 4).transpose(0, 3, 1, 2)
     length = np.broadcast_to((geo.length_mm / 100.0).astype(np.float32)[:, None, None, None],
@@ -146,11 +153,8 @@ def sample_discs(maps_xy: tuple[np.ndarray, np.ndarray], ink: np.ndarray, hidden
                  glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
     """The disc patches, float32 ``(12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)``, from the card's
     maps (``ink`` already divided by the print contrast); outside the card counts as hidden."""
-    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
-                       glare.astype(np.float32), blind.astype(np.float32)])
     mx, my = maps_xy
-    samp = cv2.remap(stack, mx, my, cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
+    samp = _remap_maps(mx, my, ink, hidden, glare, blind)
     n = mx.shape[0] // DISC_SIZE
     return np.ascontiguousarray(samp.reshape(n, DISC_SIZE, DISC_SIZE, 4).transpose(0, 3, 1, 2))
 
