@@ -517,8 +517,10 @@ def _roll(state: GameState, event: Mapping[str, Any]) -> GameState:
     return dataclasses.replace(state, dice=dice, turn=state.turn + 1, players=players)
 
 
-def _effective_dice(state: GameState, player: Player, power: Mapping[str, Any] | None,
-                    ) -> tuple[int, ...]:
+def effective_dice(state: GameState, power: Mapping[str, Any] | None) -> tuple[int, ...]:
+    """The roll as a player uses it with ``power``: the Black Cat's turned die, the Bat's
+    re-roll; the roll itself for any other power or none. Raises :class:`IllegalMove` when the
+    power's numbers are out of range."""
     dice = tuple(state.dice or ())
     if not power:
         return dice
@@ -566,7 +568,7 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"move: {player.name} has already played this turn")
     fam = _check_power(player, event.get("power"))
     power = event.get("power") if fam else None
-    dice = _effective_dice(state, player, power)
+    dice = effective_dice(state, power)
     k = event.get("card")
     if k not in range(CARDS) or isinstance(k, bool):
         raise IllegalMove(f"move: 'card' is 0 or 1, got {k!r}")
@@ -855,6 +857,7 @@ __all__ = [
     "apply",
     "card_state",
     "check_power",
+    "effective_dice",
     "legal_options",
     "new_game",
     "replay",

@@ -229,15 +229,10 @@ class EngineRules:
     def check_power(self, game: Any, player: int, power: Mapping[str, Any]) -> None:
         self._call(self.g.check_power, game, self._names(game)[player], dict(power))
 
-    @staticmethod
-    def _dice(game: Any, power: Mapping[str, Any] | None) -> tuple[int, ...]:
-        """The dice as the player uses them: the Black Cat's turned die, the Bat's re-roll."""
-        dice = tuple(game.dice or ())
-        if power and power.get("familiar") == "F01" and dice:
-            return tuple(power["to"] if i == power["die"] else d for i, d in enumerate(dice))
-        if power and power.get("familiar") == "F06":
-            return tuple(power["dice"])
-        return dice
+    def _dice(self, game: Any, power: Mapping[str, Any] | None) -> tuple[int, ...]:
+        """The dice as the player uses them (the engine's ``effective_dice``: the Black Cat's
+        turned die, the Bat's re-roll)."""
+        return self._call(self.g.effective_dice, game, power)
 
     def power_options(self, game: Any, player: int, power: Mapping[str, Any],
                       ) -> list[dict[str, Any]] | None:
