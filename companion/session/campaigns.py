@@ -22,7 +22,6 @@ from companion.errors import BadInput
 from companion.store import Store
 
 LINES = ("row 0", "row 1", "row 2", "column 0", "column 1", "column 2")
-FAMILIAR_IDS = tuple(f"F0{k}" for k in range(1, 10))
 
 
 def line_goals(grid: list[int], line: str) -> list[int]:
@@ -96,13 +95,12 @@ def choose_familiar(store: Store, campaign_id: int, player: str, familiar_id: st
 def familiar_options(state: Any) -> list[dict[str, Any]]:
     """For the player choosing now: every familiar, allowed or the rule's reason why not."""
     from companion.doomcat import campaign as engine
-    from companion.doomcat.catalogue import familiar
+    from companion.doomcat.catalogue import familiars
     if state is None or state.phase != "choosing":
         return []
     player = state.choose_order[0]
     out = []
-    for fid in FAMILIAR_IDS:
-        card = familiar(fid)
+    for fid, card in sorted(familiars().items()):
         try:
             engine.campaign_apply(state, {"type": "familiar_choice", "player": player,
                                           "familiar": fid})
