@@ -245,11 +245,21 @@ def _hurt_player(state: State, amount: int, log: list[str], who: str) -> None:
         log.append("the machine destroys you: lost")
 
 
+def _lockable(state: State) -> list[dict[str, Any]]:
+    """The dice a lock icon may set aside now: any die not on a shield, else a shield's."""
+    free = [d for d in state["dice"] if d["at"] in ("hand", "spent", "ready")]
+    return free or [d for d in state["dice"] if d["at"] == "shield"]
+
+
+def lockable(state: State) -> list[int]:
+    """The ids of the dice a lock icon may set aside now (:func:`_lock`'s rule)."""
+    return [d["id"] for d in _lockable(state)]
+
+
 def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[str],
           who: str) -> None:
     for _ in range(count):
-        free = [d for d in state["dice"] if d["at"] in ("hand", "spent", "ready")]
-        free = free or [d for d in state["dice"] if d["at"] == "shield"]
+        free = _lockable(state)
         if not free:
             log.append(f"{who}: no die left to lock")
             return

@@ -230,9 +230,7 @@ class MachineAdapter:
         v["to_roll"] = [d["id"] for d in state.game.get("dice", []) if d["at"] == "ready"]
         v["drawable"] = [{"part": p, "name": self.part_name(p)}
                          for p in self.drawable(state.game)]
-        dice = state.game.get("dice", [])   # the dice a lock icon may set aside (engine order)
-        free = [d["id"] for d in dice if d["at"] in ("hand", "spent", "ready")]
-        v["lockable"] = free or [d["id"] for d in dice if d["at"] == "shield"]
+        v["lockable"] = engine.lockable(state.game)   # the dice a lock icon may set aside
         # the dice each lock icon the next cycle fires chooses from: the part's own lock, or a
         # neighbour's that its gear cycles onto one
         v["lock_choices"] = engine.lock_choices(state.game, legal[0], self.parts) \
