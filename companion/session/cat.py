@@ -127,8 +127,8 @@ class CatAdapter:
                 "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
                 # each player's familiar, given (a campaign's between games): nobody picks
-                "familiars": {"type": "object", "maxProperties": 6, "additionalProperties": {
-                    "type": "string", "pattern": "^F0[1-9]$"}},
+                "familiars": {"type": "object", "maxProperties": 6,
+                              "additionalProperties": FAMILIAR},
                 "demo": {"type": "boolean"},
                 "campaign_line": {"enum": ["row 0", "row 1", "row 2", "column 0",
                                            "column 1", "column 2"]},
