@@ -12,7 +12,7 @@ Run from the repository root (needs the ``train`` extras: torch, onnx)::
 Data: photos drawn by the project's own renderer (``vision.render.sigil``, exactly as
 ``doomcompanion render sigil`` draws them: random states, pens, tilt, glare, shadow, hands,
 ghosts of erased games, blur, JPEG), read by the reader itself up to its maps
-(:func:`vision.sigil.reader.line_strips`), so that training sees what reading sees, with the
+(:func:`vision.sigil.reader.card_samples`), so that training sees what reading sees, with the
 reader's own pose errors. Labels come from the renderer: a strip is positive when its pair is
 drawn (of a drawn pair's bow hypotheses, only the one holding most ink is kept), negative
 otherwise (ghost lines included); pairs the renderer marks hidden are left out. Each visible

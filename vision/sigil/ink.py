@@ -19,6 +19,7 @@ Convention: arrays are indexed ``[row, col]`` = ``[y * s, x * s]`` with ``x, y``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -28,6 +29,7 @@ from vision.sigil.geometry import CardGeometry
 __all__ = ["CardMaps", "card_maps", "element_mask", "prepare_reference"]
 
 COARSE = 8  # the light-estimate grid cell, in rectified pixels
+MIN_CONTRAST = 0.05  # the print contrast is never taken as fainter than this
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,16 @@ class CardMaps:
     blind: np.ndarray      # printed artwork dark enough that ink cannot be measured on it
     contrast: float        # darkness of the printed artwork in this photo (0..1)
     rectified: np.ndarray  # BGR uint8 rectified card
+
+    @property
+    def level(self) -> float:
+        """The print contrast that ink is measured against (never below ``MIN_CONTRAST``)."""
+        return max(self.contrast, MIN_CONTRAST)
+
+    @cached_property
+    def relative_ink(self) -> np.ndarray:
+        """Ink over the print contrast of this photo (1: as dark as the printed artwork)."""
+        return self.ink / self.level
 
 
 def _paper(img: np.ndarray) -> np.ndarray:
@@ -270,7 +282,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
     # not writing: what lies under it cannot be read
     if blob_mm > 0:
-        dark = ((ink > 0.3 * max(contrast, 0.05)) | hidden).astype(np.uint8)
+        dark = ((ink > 0.3 * max(contrast, MIN_CONTRAST)) | hidden).astype(np.uint8)
         rad = max(1, round(blob_mm * px_per_mm / 2))
         disk = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rad + 1, 2 * rad + 1))
         blob = cv2.morphologyEx(dark, cv2.MORPH_OPEN, disk)

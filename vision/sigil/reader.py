@@ -51,7 +51,7 @@ from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
 from vision.sigil.pose import rectify as _rectify
 from vision.sigil.threshold import first_large_gap
 
-__all__ = ["SigilConfig", "SigilReading", "card_samples", "line_strips", "read_sigil"]
+__all__ = ["SigilConfig", "SigilReading", "card_samples", "read_sigil"]
 
 
 @dataclass(frozen=True)
@@ -318,8 +318,7 @@ def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     centre line between the outlines that is hidden (a hand, outside the photo) and the share
     washed out by glare."""
     geo = _strip_geo(geom, cfg)
-    level = max(maps.contrast, 0.05)
-    strips = sample_strips(geo, maps.ink / level, maps.hidden, maps.glare, maps.blind)
+    strips = sample_strips(geo, maps.relative_ink, maps.hidden, maps.glare, maps.blind)
     mid = STRIP_LANES // 2
     centre = strips[:, :, :, mid - 2:mid + 3].mean(axis=3)            # (R, C, L)
     n_in = np.maximum(geo.inside.sum(axis=1), 1)
@@ -337,8 +336,7 @@ def _disc_geo(geom: CardGeometry, s: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _discs(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig) -> np.ndarray:
     """Every candle's disc patch (:func:`vision.sigil.bands.sample_discs`)."""
-    level = max(maps.contrast, 0.05)
-    return sample_discs(_disc_geo(geom, cfg.px_per_mm), maps.ink / level, maps.hidden,
+    return sample_discs(_disc_geo(geom, cfg.px_per_mm), maps.relative_ink, maps.hidden,
                         maps.glare, maps.blind)
 
 
@@ -354,24 +352,10 @@ def card_samples(image: np.ndarray, layout: Any,
     cfg = config or SigilConfig()
     geom, _, maps, _ = _prepare(image, layout, reference, cfg, others)
     geo, strips, seen = _strips(maps, geom, cfg)
-    level = max(maps.contrast, 0.05)
-    v = np.clip(maps.ink / level, 0, 1.5).astype(np.float32)
+    v = np.clip(maps.relative_ink, 0, 1.5).astype(np.float32)
     boxes = np.stack([_box_crop(v, box, cfg.px_per_mm) for box in geom.top_boxes])
     return {"pairs": geom.pairs, "owner": geo.owner, "strips": strips, "seen": seen,
             "discs": _discs(maps, geom, cfg), "boxes": boxes}
-
-
-def line_strips(image: np.ndarray, layout: Any,
-                reference: np.ndarray | Sequence[np.ndarray] | None = None,
-                config: SigilConfig | None = None, *, others: Sequence[Any] = (),
-                ) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray, np.ndarray]:
-    """What the band model sees in a photo (for training it): the layout's candle pairs, the
-    pair index of every strip (R,), the strips (R, CHANNELS, STRIP_LEN, STRIP_LANES) and their
-    hidden and glare shares (R, 2). Raises like :func:`read_sigil`."""
-    cfg = config or SigilConfig()
-    geom, _, maps, _ = _prepare(image, layout, reference, cfg, others)
-    geo, strips, seen = _strips(maps, geom, cfg)
-    return geom.pairs, geo.owner, strips, seen
 
 
 def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
@@ -411,8 +395,7 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     (only its seen samples)."""
     bands = _bands(geom, cfg)
     P, T, K = len(bands.owner), bands.T, bands.K
-    level = max(maps.contrast, 0.05)
-    stack = np.dstack([maps.ink / level, maps.hidden.astype(np.float32),
+    stack = np.dstack([maps.relative_ink, maps.hidden.astype(np.float32),
                        maps.glare.astype(np.float32), maps.blind.astype(np.float32)])
     samp = cv2.remap(stack, bands.mapx, bands.mapy, cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
@@ -683,7 +666,7 @@ def _cross_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                     ) -> list[float | None]:
     """Per candle: the best diameter's ink cover (a slash or either stroke of an X crosses
     the disc from side to side), None when the disc is hidden."""
-    level = max(maps.contrast, 0.05) * cfg.cross_level
+    level = maps.level * cfg.cross_level
     mx, my, na, npt = _cross_maps(geom, cfg)
     stack = np.dstack([maps.ink / level, (maps.hidden | maps.glare).astype(np.float32)])
     samp = cv2.remap(stack, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
@@ -747,8 +730,7 @@ def _box_print(rect: np.ndarray, box: Sequence[float], s: float) -> float:
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
-    level = max(maps.contrast, 0.05)
-    v = np.clip(maps.ink / level, 0, 1.5).astype(np.float32)
+    v = np.clip(maps.relative_ink, 0, 1.5).astype(np.float32)
     blocked = (maps.hidden | maps.glare).astype(np.float32)
     results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
@@ -774,7 +756,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 # the glare map also fires where a shadow darkens the rest of the card: it is
                 # washed out only if the box's printed outline is faint too
                 pr = _box_print(maps.rectified, box, s)
-                rec["print"] = round(pr / max(maps.contrast, 0.05), 3)
+                rec["print"] = round(pr / maps.level, 3)
                 washed = rec["print"] < cfg.box_glare_print
             results.append("unknown" if washed else None)
             continue

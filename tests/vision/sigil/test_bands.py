@@ -19,7 +19,7 @@ from vision.sigil.bands import (
 )
 from vision.sigil.geometry import card_geometry
 from vision.sigil.ink import CardMaps
-from vision.sigil.reader import _lines_by_model, line_strips
+from vision.sigil.reader import _lines_by_model, card_samples
 
 S = 4.0
 CENTRES = np.array([[10.0, 20.0], [50.0, 20.0], [30.0, 40.0]])
@@ -131,12 +131,13 @@ def test_model_scores_go_through_one_threshold_and_hidden_goes_to_unknown() -> N
             assert name not in unknown
 
 
-def test_line_strips_of_a_photo() -> None:
+def test_card_samples_strips_of_a_photo() -> None:
     layout = load_layout("A")
     rng = np.random.default_rng(3)
     state = SigilState.of("A", lines=[(0, 1)])
     frame, _ = photograph(draw_state(layout, state, rng), rng)
-    pairs, owner, strips, seen = line_strips(frame, layout, blank_card(layout))
+    got = card_samples(frame, layout, blank_card(layout))
+    pairs, owner, strips, seen = got["pairs"], got["owner"], got["strips"], got["seen"]
     assert len(pairs) == 66 and owner.max() == 65 and len(owner) == len(strips) == len(seen)
     mid = STRIP_LANES // 2
     p01 = pairs.index((0, 1))
