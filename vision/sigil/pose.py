@@ -308,10 +308,15 @@ def _outward_sides(quad: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.nd
     return out
 
 
+def _opposite_means(quad: np.ndarray) -> tuple[float, float]:
+    """The mean lengths of the two pairs of opposite sides: (sides 0 and 2, sides 1 and 3)."""
+    s = _sides(quad)
+    return (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
+
+
 def _ratio(quad: np.ndarray) -> float:
     """Long over short of the mean opposite sides."""
-    s = _sides(quad)
-    a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
+    a, b = _opposite_means(quad)
     return max(a, b) / max(min(a, b), 1e-6)
 
 
@@ -566,8 +571,7 @@ def _snap(quad: np.ndarray, image: np.ndarray, reach: float = 0.02) -> np.ndarra
 
 
 def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
-    sides = _sides(quad)
-    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    a, b = _opposite_means(quad)
     if min(a, b) < 1:
         return False
     ratio = min(a, b) / max(a, b)
@@ -856,8 +860,7 @@ def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
     notes: list[str] = []
     scored: list[tuple[float, np.ndarray, int]] = []
     for quad in outline_quads(image, geom):
-        sides = _sides(quad)
-        even, odd = sides[0] + sides[2], sides[1] + sides[3]
+        even, odd = _opposite_means(quad)
         hs = homographies_for_quad(quad, geom)
         # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
         # perspective makes them about equal: then try all four
@@ -958,8 +961,8 @@ def find_card(image: np.ndarray, layout: Any) -> Pose:
     found = []
     w, h_mm = geom.size_mm
     for quad in quads:
-        sides = _sides(quad)
-        portrait_img = (sides[1] + sides[3]) >= (sides[0] + sides[2])
+        even, odd = _opposite_means(quad)
+        portrait_img = odd >= even
         # Start from a corner such that the image quad's long sides map to the card's long sides.
         starts = [0, 2] if portrait_img == (h_mm >= w) else [1, 3]
         for s in starts:
