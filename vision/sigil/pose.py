@@ -82,6 +82,7 @@ class PoseConfig:
     candles_seen: int = 4           # candles that must reach min_candle_match, else NoCard
     refine_candidates: int = 2      # best-scoring outline poses refined
     good_match: float = 0.55        # a first candidate this good needs no rival
+    fine_slack: float = 0.02        # the fine refinement may lower the match by this much
     marker_patches: int = 48        # blank-card patches that refine a marker pose
     min_inliers: int = 12           # patches agreeing, for a marker pose to be refined
     min_cover: float = 0.25         # share of the card their hull covers
@@ -416,7 +417,7 @@ def _clean_quad(contour: np.ndarray, hull: np.ndarray) -> bool:
 
 def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
                   max_area: float = 0.9, limit: int = 5, limit_broken: int = 3,
-                  min_support: float = 0.5) -> list[np.ndarray]:
+                  min_support: float = 0.5, work_px: int = 640) -> list[np.ndarray]:
     """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
     starting at the top-most corner, largest first, convex, not the frame of the image, whose
     long/short side ratio fits the card seen at up to ~55 degrees off the normal.
@@ -425,7 +426,7 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
     (speed); the orientation is left to the caller."""
     h, w = image.shape[:2]
-    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
+    scale = work_px / max(h, w) if max(h, w) > work_px else 1.0
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
         if scale != 1.0 else image
     sh, sw = small.shape[:2]
@@ -476,9 +477,16 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     cands.sort(key=lambda x: -x[0])
     # refine the sides of the largest few only (the others are not looked at)
     out: list[np.ndarray] = []
+    seen: list[np.ndarray] = []
     for _, cq in cands[:3 * limit]:
         if len(out) >= limit:
             break
+        # the same outline from another mask is refined once
+        rough = _clockwise_from_top(np.asarray((cq[1] if isinstance(cq, tuple) else cq) / scale,
+                                               np.float32))
+        if any(np.abs(rough - o).max() < 8 for o in seen):
+            continue
+        seen.append(rough)
         q = _clockwise_from_top(np.asarray((_refine_quad(*cq) if isinstance(cq, tuple) else cq)
                                            / scale, np.float32))
         if not any(np.abs(q - o).max() < 8 for o in out):
@@ -855,8 +863,21 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     return pose, which, notes + more
 
 
+def _fit(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+         cfg: PoseConfig) -> tuple[float, float]:
+    """How well a pose fits the blank card: the correlation of the whole card (at MATCH_PPM)
+    and the ``candles_seen``-th best candle correlation (:func:`candle_scores`)."""
+    n1 = _normalised(image, h, geom, MATCH_PPM)
+    score = float((_zero_mean(n1) * _ref_at(ref, geom, MATCH_PPM, True)).sum())
+    cs = candle_scores(image, h, geom, ref, MATCH_PPM, n1)
+    return score, float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
+
+
 def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
                      cfg: PoseConfig) -> tuple[Pose, int, list[str]]:
+    """The card by its outline: every candidate quad and rotation scored by correlation with
+    the blank card; the best few refined coarsely (2 px/mm, 6 mm reach) and checked (score and
+    candles); the winner refined finely once (4 px/mm, 1.5 mm reach)."""
     notes: list[str] = []
     scored: list[tuple[float, np.ndarray, int]] = []
     for quad in outline_quads(image, geom):
@@ -885,44 +906,56 @@ def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
     scored.sort(key=lambda x: -x[0])
     best: tuple[float, np.ndarray, int] | None = None
     top = (-1.0, -1.0)
-    for (score, h0, i) in scored[:cfg.refine_candidates]:
-        if best is not None and best[0] >= cfg.good_match:
-            break  # the first candidate is clearly the card: no need to look further
-        r = _refine(image, h0, geom, refs[i])
-        norm = None
+
+    def consider(score: float, h0: np.ndarray, i: int) -> None:
+        """Refine ``h0`` coarsely; keep it (or the unrefined pose, when it scores better) as
+        the best if it fits the blank card and its candles."""
+        nonlocal best, top
+        r = _refine(image, h0, geom, refs[i], fine=False)
         if r is not None:
-            n1 = _normalised(image, r[0], geom, MATCH_PPM)
-            s1 = float((_zero_mean(n1) * _ref_at(refs[i], geom, MATCH_PPM, True)).sum())
-            if s1 > score:
-                score, h0, norm = s1, r[0], n1
+            s1, candles = _fit(image, r[0], geom, refs[i], cfg)
+            if s1 < cfg.min_match or candles < cfg.min_candle_match:
+                # a start far off: the coarse pass alone may leave the candles a little off
+                r2 = _refine(image, r[0], geom, refs[i], coarse=False)
+                if r2 is not None:
+                    s2, c2 = _fit(image, r2[0], geom, refs[i], cfg)
+                    if (s2, c2) > (s1, candles):
+                        r, s1, candles = r2, s2, c2
+            if s1 <= score:
+                candles = _fit(image, h0, geom, refs[i], cfg)[1]
+            else:
+                score, h0 = s1, r[0]
+        else:
+            candles = _fit(image, h0, geom, refs[i], cfg)[1]
         # the candles must be where the layout puts them: a card of another layout, or of
         # another design with the same frame, matches the rest of the card well
-        cs = candle_scores(image, h0, geom, refs[i], MATCH_PPM, norm)
-        candles = float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
         top = max(top, (score, candles))
         if score >= cfg.min_match and candles >= cfg.min_candle_match \
                 and (best is None or score > best[0]):
             best = (score, h0, i)
+
+    for (score, h0, i) in scored[:cfg.refine_candidates]:
+        if best is not None and best[0] >= cfg.good_match:
+            break  # the first candidate is clearly the card: no need to look further
+        consider(score, h0, i)
     if best is not None and best[0] < cfg.good_match:
-        # a doubtful best: the card turned half round (its quad is the same), and the best
-        # refined once more, compete with it
+        # a doubtful best: the card turned half round (its quad is the same) competes with it
         w, hh = geom.size_mm
         half = np.array([[-1.0, 0.0, w], [0.0, -1.0, hh], [0.0, 0.0, 1.0]])
-        for h0 in (best[1] @ half, best[1]):
-            r = _refine(image, h0, geom, refs[best[2]])
-            if r is None:
-                continue
-            n1 = _normalised(image, r[0], geom, MATCH_PPM)
-            s1 = float((_zero_mean(n1) * _ref_at(refs[best[2]], geom, MATCH_PPM, True)).sum())
-            cs = candle_scores(image, r[0], geom, refs[best[2]], MATCH_PPM, n1)
-            candles = float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
-            if s1 > best[0] and candles >= cfg.min_candle_match:
-                best = (s1, r[0], best[2])
+        b = best
+        consider(_score(image, b[1] @ half, geom, refs[b[2]]), b[1] @ half, b[2])
     if best is None:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
                      f"{cfg.min_candle_match} needed): wrong layout, or no card")
-    return _pose_of(best[1], geom, "outline"), best[2], notes
+    h = best[1]
+    r = _refine(image, h, geom, refs[best[2]], coarse=False)
+    if r is not None:
+        # kept unless it fits the blank card worse (too few patches of a hidden card matched)
+        s2, candles = _fit(image, r[0], geom, refs[best[2]], cfg)
+        if s2 >= best[0] - cfg.fine_slack and candles >= cfg.min_candle_match:
+            h = r[0]
+    return _pose_of(h, geom, "outline"), best[2], notes
 
 
 def find_card(image: np.ndarray, layout: Any) -> Pose:
@@ -1106,12 +1139,14 @@ _FINE = (4.0, 1.5, 6.0, 7.0, 64)
 
 
 def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
-            coarse: bool = True, most: int | None = None,
+            coarse: bool = True, most: int | None = None, fine: bool = True,
             ) -> tuple[np.ndarray, int, float] | None:
-    """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement; the last
-    pass's result (:func:`refine_by_patches`), None when the first pass fails."""
+    """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement, either
+    pass alone with ``fine`` or ``coarse`` False; the last pass's result
+    (:func:`refine_by_patches`), None when the first pass fails."""
     out = None
-    for s, reach, patch, cell, n in ((_COARSE, _FINE) if coarse else (_FINE,)):
+    passes = ((_COARSE,) if coarse else ()) + ((_FINE,) if fine else ())
+    for s, reach, patch, cell, n in passes:
         r = refine_by_patches(image, h, geom, ref, s=s, reach_mm=reach, patch_mm=patch,
                               cell_mm=cell, most=n if most is None else most)
         if r is None:
