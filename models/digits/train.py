@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from models.digits.synth import sample
-from vision.sigil.digits import CIRCLE_IN, GLYPH, circle_input, find_ring, glyph, remove_ring
+from vision.sigil.digits import CIRCLE_IN, GLYPH, circle_input, digit_glyphs
 
 
 class DigitNet(nn.Module):
@@ -55,13 +55,10 @@ def make_set(n: int, seed: int, *, sk_part: str = "train", source: int | None = 
         d = int(rng.integers(1, 7))
         c = bool(rng.random() < 0.5)
         s = sample(rng, d, c, sk_part=sk_part, source=source)
-        rest = s
-        if c:
-            ring = find_ring(s)
-            if ring is not None:
-                rest = remove_ring(s, ring)
-        g = glyph(rest)
-        if g is None:
+        # a circled crop: the rest after one of the two ways of removing the ring, at random
+        gs = digit_glyphs(s, c)
+        g = gs[int(rng.integers(len(gs)))]
+        if not g.any():
             continue
         gl[i, 0], cr[i, 0], dig[i], circ[i] = g, circle_input(s), d - 1, float(c)
         i += 1

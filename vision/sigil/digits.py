@@ -25,14 +25,16 @@ import numpy as np
 
 from vision.onnxmodel import onnx_session
 
-__all__ = ["CROP", "GLYPH", "MARGIN", "DigitModel", "Ring", "find_ring", "glyph",
-           "remove_ring"]
+__all__ = ["CROP", "GLYPH", "MARGIN", "DigitModel", "Ring", "digit_glyphs", "find_ring", "glyph",
+           "remove_ring", "remove_ring_pieces"]
 
 CROP = 48          # side of the square crop (box + margins) in pixels
 MARGIN = 0.2       # margin around the box on each side, as a fraction of the box size
 GLYPH = 28         # side of the normalised glyph
 CIRCLE_IN = 32     # side of the crop given to the circle head
 N_ANGLES = 36
+RING_RAYS = 48     # rays along which the ring's stroke width is measured
+RING_MAX_WIDTH = 0.3  # the ring's width never taken above this share of its smaller radius
 MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "digits" / "digits.onnx"
 
 
@@ -41,7 +43,8 @@ class Ring:
     """A ring of ink around the centre of a crop (a circle drawn around a number).
 
     ``center`` is ``(x, y)`` in crop pixels; ``radii`` the outer ink radius per angle bin
-    (``N_ANGLES`` bins from 0 rad, counter-clockwise in image coordinates); ``coverage`` the
+    (``N_ANGLES`` bins from 0 rad, counter-clockwise in image coordinates; 0 where unknown: no
+    ink, or the ink runs off the crop); ``coverage`` the
     share of angle bins where the ring has ink; ``gap`` the share of bins where bare card
     separates the ring from the ink inside.
     """
@@ -70,8 +73,13 @@ def _stroke_width(mask: np.ndarray) -> float:
     return float(max(1.0, 2.0 * np.percentile(dist[mask], 90)))
 
 
-def find_ring(ink: np.ndarray, *, level: float = 0.3) -> Ring | None:
+def find_ring(ink: np.ndarray, *, level: float = 0.3, edge_share: float = 0.25) -> Ring | None:
     """Look for a ring of ink around the rest of the ink in a crop.
+
+    The ring's centre is the middle of the ink's bounding box, leaving out small pieces that
+    only enter the crop across its border (a neighbouring box's ring, printed residue). Angle
+    bins whose outermost ink lies on the crop's border (a ring drawn past the crop) get radius
+    0: their true radius is unknown, so :func:`remove_ring` does not fit the ellipse to them.
 
     Parameters
     ----------
@@ -79,6 +87,9 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3) -> Ring | None:
         Ink map of the crop, 0 bare card, 1 full ink.
     level : float
         Ink above this level (relative to the crop's strong ink) counts as a stroke pixel.
+    edge_share : float
+        A piece touching the crop's border and smaller than this share of the largest piece is
+        left out.
 
     Returns
     -------
@@ -89,10 +100,19 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3) -> Ring | None:
     if top <= 0.05:
         return None
     mask = ink > level * top
+    h, w = ink.shape
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
+    if n > 2:
+        x, y = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+        bw, bh = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
+        area = stats[:, cv2.CC_STAT_AREA]
+        edge = (x == 0) | (y == 0) | (x + bw == w) | (y + bh == h)
+        keep = ~(edge & (area < edge_share * area[1:].max()))
+        keep[0] = False
+        mask = keep[labels]
     ys, xs = np.nonzero(mask)
     if len(xs) < 8:
         return None
-    h, w = ink.shape
     center = (float((xs.min() + xs.max()) / 2.0), float((ys.min() + ys.max()) / 2.0))
     r, a = _polar((h, w), center)
     rr, aa = r[mask], a[mask]
@@ -102,51 +122,79 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3) -> Ring | None:
     # smooth the outer profile over neighbouring angles (a ring's radius changes slowly)
     ring_r = np.where(present, radii, np.nan)
     width = _stroke_width(mask)
-    # a bin has a "gap" when, inside the outermost stroke, there is bare card then more ink
-    gap_bins = 0
-    for k in range(N_ANGLES):
-        if not present[k]:
-            continue
-        sel = aa == k
-        rk = np.sort(rr[sel])
-        outer = rk[-1]
-        # pixels of the ring stroke: within about a stroke width of the outer radius
-        inner = rk[rk < outer - 1.5 * width - 1.0]
-        if len(inner) and (outer - width - inner.max()) > max(2.0, 0.6 * width):
-            gap_bins += 1
+    # a bin has a "gap" when, inside the outermost stroke, there is bare card then more ink:
+    # the farthest ink short of the ring's stroke (about a stroke width inside the outer
+    # radius) lies well inside it
+    below = rr < radii[aa] - 1.5 * width - 1.0
+    inner = np.full(N_ANGLES, -np.inf, np.float32)
+    np.maximum.at(inner, aa[below], rr[below])
+    gap_bins = int((present & np.isfinite(inner)
+                    & (radii - width - inner > max(2.0, 0.6 * width))).sum())
     med = float(np.nanmedian(ring_r)) if present.any() else 0.0
     near = present & (np.abs(np.nan_to_num(ring_r) - med) < 0.35 * med)
+    # bins cut off by the crop's border: radius unknown
+    border = np.zeros((h, w), bool)
+    border[0, :] = border[-1, :] = border[:, 0] = border[:, -1] = True
+    cut = np.zeros(N_ANGLES, bool)
+    cut[np.unique(aa[border[mask]])] = True
+    radii[cut] = 0.0
     return Ring(center=center, radii=radii, coverage=float(near.mean()),
                 gap=float(gap_bins / N_ANGLES), width=width)
 
 
-def remove_ring(ink: np.ndarray, ring: Ring) -> np.ndarray:
-    """Wipe the ring's stroke: an ellipse is fitted to the outermost ink of the angle bins
+def _ellipse(ring: Ring) -> tuple[float, float, float, float, float] | None:
+    """``(cx, cy, a, b, theta)`` of an ellipse fitted to the outermost ink of the angle bins
     that agree with the ring's typical radius (so a gap in the ring, or a digit reaching out
-    where the ring is missing, does not bend it), and the ink within about a stroke width of
-    it, or outside it, is removed."""
+    where the ring is missing, does not bend it); ``theta`` in radians. ``None`` without
+    enough such bins."""
     radii = ring.radii.astype(np.float32)
     valid = radii > 0
     if valid.sum() < 6:
-        return ink.copy()
+        return None
     med = float(np.median(radii[valid]))
     ok = valid & (np.abs(radii - med) < 0.25 * med)
     if ok.sum() < 6:
-        return ink.copy()
+        return None
     ang = (np.arange(N_ANGLES)[ok] + 0.5) / N_ANGLES * 2 * np.pi - np.pi
     pts = np.stack([ring.center[0] + radii[ok] * np.cos(ang),
                     ring.center[1] + radii[ok] * np.sin(ang)], 1).astype(np.float32)
     (cx, cy), (w, h), theta = cv2.fitEllipse(pts)
     a, b = w / 2.0, h / 2.0
     if not (np.isfinite([cx, cy, a, b]).all() and min(a, b) > 2.0):
-        return ink.copy()
-    hh, ww = ink.shape
+        return None
+    return float(cx), float(cy), float(a), float(b), float(np.deg2rad(theta))
+
+
+def _elliptic(shape: tuple[int, int], el: tuple[float, float, float, float, float],
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pixel: the normalised elliptic radius ``rho`` (1 on the ellipse), the depth inside
+    the ellipse in pixels along the ray from its centre, and the angle bin (``N_ANGLES``)."""
+    cx, cy, a, b, t = el
+    hh, ww = shape
     yy, xx = np.mgrid[0:hh, 0:ww].astype(np.float32)
-    t = np.deg2rad(theta)
     dx, dy = xx - cx, yy - cy
-    xr = dx * np.cos(t) + dy * np.sin(t)
-    yr = -dx * np.sin(t) + dy * np.cos(t)
-    rho = np.sqrt((xr / a) ** 2 + (yr / b) ** 2)
+    xr = (dx * np.cos(t) + dy * np.sin(t)) / a
+    yr = (-dx * np.sin(t) + dy * np.cos(t)) / b
+    rho = np.sqrt(xr * xr + yr * yr)
+    dist = np.sqrt(dx * dx + dy * dy)
+    depth = dist / np.maximum(rho, 1e-3) - dist
+    ang = ((np.arctan2(yr, xr) + np.pi) / (2 * np.pi) * N_ANGLES).astype(np.int32) % N_ANGLES
+    return rho, depth, ang
+
+
+def remove_ring(ink: np.ndarray, ring: Ring) -> np.ndarray:
+    """Wipe the ring's stroke as a band: an ellipse is fitted to the ring's outer edge
+    (:func:`_ellipse`), and the ink within about a stroke width of it, or outside it, is
+    removed."""
+    el = _ellipse(ring)
+    if el is None:
+        return ink.copy()
+    return _remove_band(ink, ring, el, _elliptic(ink.shape, el)[0])
+
+
+def _remove_band(ink: np.ndarray, ring: Ring, el: tuple[float, float, float, float, float],
+                 rho: np.ndarray) -> np.ndarray:
+    a, b = el[2], el[3]
     inside = float(ink[rho < 1.0].sum())
     # the ring's stroke (about a stroke width inside the ellipse, fitted to its outer edge) and
     # what lies outside; a tight ring touching the digit: a thinner band, not the digit
@@ -156,6 +204,97 @@ def remove_ring(ink: np.ndarray, ring: Ring) -> np.ndarray:
         out[rho >= 1.0 - band] = 0.0
         if float(out.sum()) >= 0.3 * inside:
             return out
+    return out
+
+
+def _ring_width(ink: np.ndarray, el: tuple[float, float, float, float, float],
+                thr: float) -> float | None:
+    """Median length in pixels of the outermost run of ink along ``RING_RAYS`` rays from the
+    ellipse's centre, over the rays whose outermost ink reaches the fitted outer edge (a digit
+    touching the ring lengthens a few runs, not the median). ``None`` if too few rays do."""
+    cx, cy, a, b, t = el
+    u = (np.arange(RING_RAYS) + 0.5) / RING_RAYS * 2 * np.pi
+    ex = a * np.cos(u) * np.cos(t) - b * np.sin(u) * np.sin(t)
+    ey = a * np.cos(u) * np.sin(t) + b * np.sin(u) * np.cos(t)
+    step_len = np.hypot(ex, ey)
+    rho = np.linspace(0, 1.2, 64, dtype=np.float32)
+    mx = (cx + rho[None, :] * ex[:, None]).astype(np.float32)
+    my = (cy + rho[None, :] * ey[:, None]).astype(np.float32)
+    on = cv2.remap(ink.astype(np.float32), mx, my, cv2.INTER_LINEAR,
+                   borderMode=cv2.BORDER_CONSTANT, borderValue=0) >= thr
+    n = on.shape[1]
+    j = np.arange(n)
+    outer = n - 1 - np.argmax(on[:, ::-1], axis=1)              # outermost ink per ray
+    ok = on.any(axis=1) & (rho[outer] >= 0.85)
+    # the run's first pixel: one past the last bare sample inside the outermost ink
+    start = np.where(~on & (j[None, :] <= outer[:, None]), j[None, :], -1).max(axis=1) + 1
+    start = np.minimum(start, n - 1)                          # (rays without ink)
+    runs = ((rho[outer] - rho[start] + rho[1]) * step_len)[ok]
+    return float(np.median(runs)) if len(runs) >= RING_RAYS // 4 else None
+
+
+def remove_ring_pieces(ink: np.ndarray, ring: Ring, *, level: float = 0.3) -> np.ndarray:
+    """Wipe the ring piece by piece: the crop's strokes (ink above ``level`` of its strong ink,
+    8-connected) that lie within the ring's zone (about 1.6 ring widths inside the fitted outer
+    edge) are the ring and go whole, with a 2 px halo; a stroke that runs round the ring and
+    also reaches well inside (the digit touching the ring) loses only a band one ring width
+    deep (measured along rays, :func:`_ring_width`); a stroke inside that only dips into the
+    zone here and there is the digit and stays whole. Ink outside the ellipse goes too. Unlike
+    :func:`remove_ring`, a digit close to the ring keeps its strokes."""
+    el = _ellipse(ring)
+    if el is None:
+        return ink.copy()
+    return _remove_pieces(ink, ring, el, *_elliptic(ink.shape, el), level=level)
+
+
+def _remove_pieces(ink: np.ndarray, ring: Ring, el: tuple[float, float, float, float, float],
+                   rho: np.ndarray, depth: np.ndarray, ang: np.ndarray, *,
+                   level: float = 0.3) -> np.ndarray:
+    thr = level * float(np.percentile(ink, 99.5))
+    width = _ring_width(ink, el, thr)
+    width = min(ring.width if width is None else width, RING_MAX_WIDTH * min(el[2], el[3]))
+    zone = depth <= 1.6 * width + 1.0
+    band = depth <= width + 0.5
+    mask = ink > thr
+    n, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
+    drop = np.zeros_like(mask)
+    keep = np.zeros_like(mask)
+    for c in range(1, n):
+        m = labels == c
+        inz = m & zone
+        inside = int(m.sum()) - int(inz.sum())
+        if inside <= 3:
+            drop |= m                                   # a piece of the ring
+        elif len(np.unique(ang[inz])) >= 0.2 * N_ANGLES:
+            drop |= m & band                            # ring and digit joined: a band only
+            keep |= m & ~band
+        else:
+            keep |= m                                   # the digit
+    k3 = np.ones((3, 3), np.uint8)
+    halo = cv2.dilate(drop.astype(np.uint8), k3, iterations=2).astype(bool) & \
+        ~cv2.dilate(keep.astype(np.uint8), k3).astype(bool)
+    out = ink.copy()
+    out[drop | halo | ((rho >= 1.0) & ~keep)] = 0.0
+    return out
+
+
+def digit_glyphs(crop: np.ndarray, circled: bool) -> list[np.ndarray]:
+    """The glyphs the digit head reads for one crop (their probabilities are averaged): the
+    crop's ink as it is when not circled; when circled, the rest after each way of removing the
+    ring (:func:`remove_ring`, :func:`remove_ring_pieces`: each fails on some crops where the
+    other does not). A crop without readable ink gives an all-zero glyph."""
+    rests = [crop]
+    if circled:
+        ring = find_ring(crop)
+        el = None if ring is None else _ellipse(ring)
+        if ring is not None and el is not None:
+            rho, depth, ang = _elliptic(crop.shape, el)
+            rests = [_remove_band(crop, ring, el, rho),
+                     _remove_pieces(crop, ring, el, rho, depth, ang)]
+    out = []
+    for rest in rests:
+        g = glyph(rest)
+        out.append(np.zeros((GLYPH, GLYPH), np.float32) if g is None else g)
     return out
 
 
@@ -228,3 +367,22 @@ class DigitModel:
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         return p, 1.0 / (1.0 + np.exp(-circ.reshape(-1)))
+
+    def predict_digits(self, crops: np.ndarray, circled: np.ndarray,
+                       circle_in: np.ndarray | None = None) -> np.ndarray:
+        """Digit probabilities (N, 6) for 1..6 of ink crops (N, CROP, CROP), each the mean over
+        its :func:`digit_glyphs` (``circled``: whether the circle head saw a ring)."""
+        if len(crops) == 0:
+            return np.zeros((0, 6), np.float32)
+        if circle_in is None:
+            circle_in = np.stack([circle_input(c) for c in crops])
+        glyphs, owner = [], []
+        for j, (c, ring) in enumerate(zip(crops, circled, strict=True)):
+            g = digit_glyphs(c, bool(ring))
+            glyphs.extend(g)
+            owner.extend([j] * len(g))
+        own = np.array(owner)
+        p, _ = self.predict(np.stack(glyphs), circle_in[own])
+        out = np.zeros((len(crops), 6), np.float32)
+        np.add.at(out, own, p)
+        return out / np.bincount(own, minlength=len(crops))[:, None]

@@ -106,8 +106,15 @@ class SigilConfig:
     box_inset_px: int = 4
     box_max_hidden: float = 0.1
     box_glare_print: float = 0.6
+    # faint writing (a pale pen under glare): too little ink over box_ink_level, but this much
+    # over box_faint_level in the box's centre (box_faint_inset_px inside its printed edge, out
+    # of reach of the edge's residue): read, but only with digit_faint_min_prob, else unknown
+    box_faint_level: float = 0.2
+    box_faint_inset_px: int = 8
+    box_faint_mm2: float = 4.0
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
+    digit_faint_min_prob: float = 0.8
     # hidden / glare
     hand_chroma: float = 0.10
     hand_dark: float = 0.45
@@ -732,14 +739,17 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     s = cfg.px_per_mm
     v = np.clip(maps.relative_ink, 0, 1.5).astype(np.float32)
     blocked = (maps.hidden | maps.glare).astype(np.float32)
+    hidden = maps.hidden.astype(np.float32)
     results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
     crops, todo = [], []
     inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
     a, b = int(dg.CROP * inner) + cfg.box_inset_px, int(dg.CROP * (1 - inner)) - cfg.box_inset_px
+    fa = int(dg.CROP * inner) + cfg.box_faint_inset_px
+    fb = int(dg.CROP * (1 - inner)) - cfg.box_faint_inset_px
     for k, box in enumerate(geom.top_boxes):
         crop = _box_crop(v, box, s)
-        hid = _box_crop(maps.hidden.astype(np.float32), box, s)[a:b, a:b].mean()
+        hid = _box_crop(hidden, box, s)[a:b, a:b].mean()
         gl = _box_crop(blocked, box, s)[a:b, a:b].mean()
         px_mm2 = ((box[2] - box[0]) * (1 + 2 * dg.MARGIN) / dg.CROP) * \
                  ((box[3] - box[1]) * (1 + 2 * dg.MARGIN) / dg.CROP)
@@ -751,6 +761,13 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             results.append("unknown")
             continue
         if ink_mm2 < cfg.box_min_ink_mm2:
+            centre = crop[fa:fb, fa:fb]
+            rec["faint_mm2"] = round(float((centre > cfg.box_faint_level).sum()) * px_mm2, 2)
+            if rec["faint_mm2"] >= cfg.box_faint_mm2:
+                results.append("pending")
+                crops.append(crop)
+                todo.append(k)
+                continue
             washed = False
             if gl > 0.3:
                 # the glare map also fires where a shadow darkens the rest of the card: it is
@@ -769,21 +786,13 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         circ_in = np.stack([dg.circle_input(c) for c in crops_a])
         blank = np.zeros((len(todo), dg.GLYPH, dg.GLYPH), np.float32)
         _, pc = model.predict(blank, circ_in)
-        glyphs = []
-        for c, p in zip(crops_a, pc, strict=True):
-            rest = c
-            if p >= cfg.circle_prob:
-                ring = dg.find_ring(c)
-                if ring is not None:
-                    rest = dg.remove_ring(c, ring)
-            g = dg.glyph(rest)
-            glyphs.append(np.zeros((dg.GLYPH, dg.GLYPH), np.float32) if g is None else g)
-        pd, _ = model.predict(np.stack(glyphs), circ_in)
+        pd = model.predict_digits(crops_a, pc >= cfg.circle_prob, circ_in)
         for j, k in enumerate(todo):
             d = int(np.argmax(pd[j]))
             info[k]["digit_probs"] = [round(float(x), 3) for x in pd[j]]
             info[k]["circle_prob"] = round(float(pc[j]), 3)
-            if pd[j][d] < cfg.digit_min_prob:
+            need = cfg.digit_faint_min_prob if "faint_mm2" in info[k] else cfg.digit_min_prob
+            if pd[j][d] < need:
                 results[k] = "unknown"
             else:
                 results[k] = TopBox(d + 1, bool(pc[j] >= cfg.circle_prob))

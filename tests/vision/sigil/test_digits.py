@@ -56,6 +56,64 @@ def test_ring_is_found_and_removed() -> None:
     assert rest[14:34, 22:26].mean() > 0.9
 
 
+def _ring_and_digit(cx: float = 24, rx: float = 17, ry: float = 19) -> tuple[np.ndarray, ...]:
+    yy, xx = np.mgrid[0:dg.CROP, 0:dg.CROP]
+    rho = np.hypot((xx - cx) / rx, (yy - 24) / ry)
+    ring = (rho <= 1.0) & (rho >= 1.0 - 3.0 / min(rx, ry))
+    digit = np.zeros((dg.CROP, dg.CROP), bool)
+    digit[12:36, cx - 2:cx + 2] = True             # a "1"
+    digit[12:15, cx - 9:cx + 2] = True            # with a long flag reaching the ring
+    return ring, digit
+
+
+def test_ring_pieces_keep_a_digit_that_touches_the_ring() -> None:
+    ring, digit = _ring_and_digit()
+    crop = (ring | digit).astype(np.float32)
+    found = dg.find_ring(crop)
+    assert found is not None
+    rest = dg.remove_ring_pieces(crop, found)
+    # the ring goes (all but where the flag joins it), the digit stays
+    assert rest[ring & ~digit].mean() < 0.05
+    assert rest[digit].mean() > 0.8
+
+
+def test_ring_cut_by_the_crop_border_and_a_neighbours_ring_do_not_move_the_fit() -> None:
+    ring, digit = _ring_and_digit(cx=30, rx=19, ry=19)      # runs off the crop on the right
+    crop = (ring | digit).astype(np.float32)
+    crop[18:30, 0:2] = 1.0                                   # a neighbour's ring at the left edge
+    found = dg.find_ring(crop)
+    assert found is not None
+    assert abs(found.center[0] - 30) < 4                     # the neighbour's piece is left out
+    n_cut = int((found.radii == 0).sum())
+    assert 0 < n_cut < dg.N_ANGLES // 2                      # the bins running off the crop
+    for rest in (dg.remove_ring(crop, found), dg.remove_ring_pieces(crop, found)):
+        assert rest[digit].mean() > 0.6
+        assert rest[ring & ~digit].mean() < 0.2
+
+
+def test_digit_glyphs_one_plain_two_circled() -> None:
+    ring, digit = _ring_and_digit()
+    plain = digit.astype(np.float32)
+    circled = (ring | digit).astype(np.float32)
+    assert len(dg.digit_glyphs(plain, False)) == 1
+    gs = dg.digit_glyphs(circled, True)
+    assert len(gs) == 2 and all(g.shape == (dg.GLYPH, dg.GLYPH) and g.any() for g in gs)
+    assert len(dg.digit_glyphs(np.zeros_like(plain), False)) == 1
+    assert not dg.digit_glyphs(np.zeros_like(plain), False)[0].any()
+
+
+def test_predict_digits_averages_the_glyphs_of_a_crop() -> None:
+    ring, digit = _ring_and_digit()
+    crops = np.stack([digit.astype(np.float32), (ring | digit).astype(np.float32)])
+    model = dg.DigitModel()
+    p = model.predict_digits(crops, np.array([False, True]))
+    assert p.shape == (2, 6) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    circ = np.stack([dg.circle_input(c) for c in crops])
+    gs = dg.digit_glyphs(crops[1], True)
+    p2, _ = model.predict(np.stack(gs), circ[[1, 1]])
+    assert np.allclose(p[1], p2.mean(axis=0), atol=1e-5)
+
+
 def test_empty_crop_has_no_glyph_and_no_ring() -> None:
     empty = np.zeros((dg.CROP, dg.CROP), np.float32)
     assert dg.glyph(empty) is None
@@ -83,5 +141,6 @@ def test_finetune_reads_back_the_onnx_weights_and_cuts_photo_crops(tmp_path) -> 
     np.savez(path, bx=np.stack([*crops, np.zeros_like(crops[0])]).astype(np.float16),
              by=np.array([[2, 0], [5, 1], [3, 0], [0, 0]]))
     gl, cr, dig, circ_y = photo_set([str(path)])
-    assert list(dig) == [1, 4, 2] and list(circ_y) == [0.0, 1.0, 0.0]   # the empty box left out
-    assert gl.shape == (3, 1, dg.GLYPH, dg.GLYPH) and cr.shape[:2] == (3, 1)
+    # the empty box left out; the circled one gives a glyph per way of removing its ring
+    assert list(dig) == [1, 4, 4, 2] and list(circ_y) == [0.0, 1.0, 1.0, 0.0]
+    assert gl.shape == (4, 1, dg.GLYPH, dg.GLYPH) and cr.shape[:2] == (4, 1)
