@@ -43,8 +43,8 @@ from vision.imageio import as_bgr
 from vision.sigil.geometry import CardGeometry, card_corners_mm, card_geometry, project
 
 __all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "candle_scores", "detect_markers",
-           "find_card", "find_pose", "homographies_for_quad", "layout_match", "marker_ids_of",
-           "outline_quads", "rectify", "rectify_card", "refine_by_patches"]
+           "find_card", "find_pose", "homographies_for_quad", "layout_match", "line_quads",
+           "marker_ids_of", "outline_quads", "rectify", "rectify_card", "refine_by_patches"]
 
 
 class NoCard(BadInput):
@@ -374,38 +374,124 @@ def _segment_quads(contour: np.ndarray, frame: tuple[int, int], ratio_card: floa
         if not on_border:
             runs.append((length, p, q))
     runs.sort(key=lambda r: -r[0])
-    runs = runs[:most]
-    out: list[tuple[float, np.ndarray]] = []
-    for combo in itertools.combinations(range(len(runs)), 4):
-        sel = [runs[i] for i in combo]
-        mids = np.array([(p + q) / 2 for _, p, q in sel])
-        centre = mids.mean(0)
-        order = np.argsort(np.arctan2(mids[:, 1] - centre[1], mids[:, 0] - centre[0]))
-        lines = [(sel[i][1], (sel[i][2] - sel[i][1]) / sel[i][0]) for i in order]
-        quad = _intersect_lines(lines)
-        if quad is None or not np.all(np.isfinite(quad)):
-            continue
-        q32 = quad.astype(np.float32)
-        if not cv2.isContourConvex(q32.reshape(-1, 1, 2)):
-            continue
-        area = cv2.contourArea(q32)
-        if not area_range[0] <= area <= area_range[1] or _ratio(q32) > ratio_card * 1.9:
-            continue
-        # each run lies within its side, not beyond a corner
-        ok, covered = True, 0.0
-        for k in range(4):            # side k (corner k to k + 1) runs along lines[k]
-            (_, p, q) = sel[order[k]]
-            a, b = quad[k], quad[(k + 1) % 4]
-            d = b - a
-            side = float(np.linalg.norm(d))
-            t = [float((v - a) @ d) / max(side * side, 1e-9) for v in (p, q)]
-            if min(t) < -0.05 or max(t) > 1.05:
-                ok = False
+    return _quads_from_runs(runs[:most], ratio_card, area_range)
+
+
+def _quads_from_runs(runs: Sequence[tuple[float, np.ndarray, np.ndarray]], ratio_card: float,
+                     area_range: tuple[float, float]) -> list[tuple[float, np.ndarray]]:
+    """Every choice of four straight runs ``(covered length, start, end)`` (pixels) whose lines
+    cross in a convex quadrilateral of card-like area and side ratio whose sides hold the
+    runs (no run reaches beyond a corner). Returns ``(support, quad)``: support is the share of
+    the quad's perimeter the runs cover; corners ordered round the quad, float32 (4, 2).
+    Vectorised over the choices."""
+    if len(runs) < 4:
+        return []
+    cov = np.array([r[0] for r in runs], np.float64)
+    p = np.array([r[1] for r in runs], np.float64)
+    q = np.array([r[2] for r in runs], np.float64)
+    d = q - p
+    d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    mid = (p + q) / 2
+    comb = np.array(list(itertools.combinations(range(len(runs)), 4)))   # (K, 4)
+    m = mid[comb]
+    c = m.mean(axis=1, keepdims=True)
+    ang = np.arctan2(m[..., 1] - c[..., 1], m[..., 0] - c[..., 0])
+    idx = np.take_along_axis(comb, np.argsort(ang, axis=1), axis=1)      # run of side k
+    pk, dk = p[idx], d[idx]
+    pk1, dk1 = np.roll(pk, 1, axis=1), np.roll(dk, 1, axis=1)            # side k - 1
+    det = dk1[..., 1] * dk[..., 0] - dk1[..., 0] * dk[..., 1]
+    ok = np.all(np.abs(det) > 1e-9, axis=1)
+    det = np.where(np.abs(det) > 1e-9, det, 1.0)
+    rel = pk - pk1
+    t = (rel[..., 1] * dk[..., 0] - rel[..., 0] * dk[..., 1]) / det
+    quad = pk1 + t[..., None] * dk1                     # corner k: where sides k - 1 and k cross
+    e = np.roll(quad, -1, axis=1) - quad                # side k: corner k -> corner k + 1
+    e1 = np.roll(e, -1, axis=1)
+    turn = e[..., 0] * e1[..., 1] - e[..., 1] * e1[..., 0]
+    ok &= np.all(turn > 0, axis=1) | np.all(turn < 0, axis=1)
+    nxt = np.roll(quad, -1, axis=1)
+    area = 0.5 * np.abs((quad[..., 0] * nxt[..., 1] - nxt[..., 0] * quad[..., 1]).sum(axis=1))
+    ok &= (area >= area_range[0]) & (area <= area_range[1])
+    side = np.linalg.norm(e, axis=2)
+    a, b = (side[:, 0] + side[:, 2]) / 2, (side[:, 1] + side[:, 3]) / 2
+    ok &= np.maximum(a, b) / np.maximum(np.minimum(a, b), 1e-6) <= ratio_card * 1.9
+    for end in (p, q):      # each run lies within its side, not beyond a corner
+        tt = ((end[idx] - quad) * e).sum(axis=2) / np.maximum(side * side, 1e-9)
+        ok &= np.all((tt >= -0.05) & (tt <= 1.05), axis=1)
+    support = cov[idx].sum(axis=1) / np.maximum(side.sum(axis=1), 1e-9)
+    return [(float(support[k]), quad[k].astype(np.float32)) for k in np.nonzero(ok)[0]]
+
+
+def _straight_runs(edges: np.ndarray, min_len: float, most: int, angle_deg: float = 2.5,
+                   dist_px: float = 3.0) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """The ``most`` longest straight runs of an edge image: Hough segments
+    (``cv2.HoughLinesP``, at least ``min_len`` px) joined when they lie on one line (within
+    ``angle_deg`` and ``dist_px``), so that an edge a hand breaks in two is one run. Returns
+    ``(covered length, start, end)`` in pixels, longest covered first."""
+    segs = cv2.HoughLinesP(edges, 1, np.pi / 180, threshold=max(2, int(min_len)),
+                           minLineLength=min_len, maxLineGap=3)
+    if segs is None:
+        return []
+    segs = segs.reshape(-1, 4).astype(np.float64)
+    lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
+    cos_tol = float(np.cos(np.radians(angle_deg)))
+    groups: list[tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]] = []
+    for k in np.argsort(-lengths):
+        p, q = segs[k, :2], segs[k, 2:]
+        u = (q - p) / max(float(lengths[k]), 1e-9)
+        for o, v, spans in groups:
+            nrm = np.array([-v[1], v[0]])
+            if abs(float(u @ v)) >= cos_tol and abs(float((p - o) @ nrm)) <= dist_px \
+                    and abs(float((q - o) @ nrm)) <= dist_px:
+                t0, t1 = sorted((float((p - o) @ v), float((q - o) @ v)))
+                spans.append((t0, t1))
                 break
-            covered += sel[order[k]][0]
-        if not ok:
-            continue
-        out.append((covered / max(cv2.arcLength(q32.reshape(-1, 1, 2), True), 1e-9), q32))
+        else:
+            groups.append((p, u, [(0.0, float(lengths[k]))]))
+    runs = []
+    for o, v, spans in groups:
+        spans.sort()
+        covered, lo, hi = 0.0, spans[0][0], spans[0][1]
+        for t0, t1 in spans[1:]:
+            if t0 > hi:
+                covered += hi - lo
+                lo = t0
+            hi = max(hi, t1)
+        covered += hi - lo
+        first = spans[0][0]
+        last = max(t1 for _, t1 in spans)
+        runs.append((covered, o + first * v, o + last * v))
+    runs.sort(key=lambda r: -r[0])
+    return runs[:most]
+
+
+def line_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
+               max_area: float = 0.9, limit: int = 4, min_support: float = 0.45,
+               most: int = 14) -> list[np.ndarray]:
+    """Candidate card outlines from the straight edges in view, for a card whose outline no
+    mask shows whole (a hand or a sleeve across it, joined to it in every mask): every
+    card-shaped convex quadrilateral whose sides hold four of the ``most`` longest straight
+    runs of the image's edges (:func:`_straight_runs`; a side broken by a hand is one run),
+    at least ``min_support`` of its perimeter seen, the best supported ``limit`` of them.
+    Quadrilaterals (4, 2) px in the order of :func:`outline_quads`; works on a copy at most
+    640 px wide."""
+    h, w = image.shape[:2]
+    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+        if scale != 1.0 else image
+    sh, sw = small.shape[:2]
+    grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    runs = _straight_runs(cv2.Canny(grey, 40, 120), 0.02 * max(sh, sw), most)
+    ratio_card = max(geom.size_mm) / min(geom.size_mm)
+    quads = _quads_from_runs(runs, ratio_card, (min_area * sh * sw, max_area * sh * sw))
+    quads.sort(key=lambda x: -x[0])
+    out: list[np.ndarray] = []
+    for support, q in quads:
+        if support < min_support or len(out) >= limit:
+            break
+        q = _clockwise_from_top(q / scale)
+        if not any(np.abs(q - o).max() < 8 for o in out):
+            out.append(q)
     return out
 
 
@@ -875,17 +961,43 @@ def _fit(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
 
 def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
                      cfg: PoseConfig) -> tuple[Pose, int, list[str]]:
-    """The card by its outline: every candidate quad and rotation scored by correlation with
-    the blank card; the best few refined coarsely (2 px/mm, 6 mm reach) and checked (score and
-    candles); the winner refined finely once (4 px/mm, 1.5 mm reach)."""
+    """The card by its outline (:func:`outline_quads`, :func:`_pose_from_quads`); when no
+    outline fits the blank card, the quadrilaterals of the straight edges in view
+    (:func:`line_quads`: a hand across the card joins it in every mask) and the outlines
+    again, every rotation of each tried."""
+    quads = outline_quads(image, geom)
+    try:
+        return _pose_from_quads(image, geom, refs, cfg, quads)
+    except NoCard as exc:
+        first = exc
+    more = line_quads(image, geom)
+    if not more:
+        raise first
+    try:
+        pose, which, notes = _pose_from_quads(image, geom, refs, cfg, more + quads, True)
+    except NoCard:
+        raise first from None
+    return pose, which, [*notes, "card found by the straight runs of its edges (outline broken)"]
+
+
+def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
+                     cfg: PoseConfig, quads: Sequence[np.ndarray], every_turn: bool = False,
+                     ) -> tuple[Pose, int, list[str]]:
+    """The card on one of ``quads``: every quad and rotation scored by correlation with the
+    blank card; the best few refined coarsely (2 px/mm, 6 mm reach) and checked (score and
+    candles); the winner refined finely once (4 px/mm, 1.5 mm reach). ``every_turn``: all four
+    rotations of each quad, else those that put the card's short sides on the quad's shorter
+    pair (steep tilt can foreshorten the long sides below the short ones)."""
     notes: list[str] = []
     scored: list[tuple[float, np.ndarray, int]] = []
-    for quad in outline_quads(image, geom):
+    for quad in quads:
         even, odd = _opposite_means(quad)
         hs = homographies_for_quad(quad, geom)
         # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
         # perspective makes them about equal: then try all four
-        if even < 0.87 * odd:
+        if every_turn:
+            cand = [0, 1, 2, 3]
+        elif even < 0.87 * odd:
             cand = [0, 2]
         elif odd < 0.87 * even:
             cand = [1, 3]

@@ -9,7 +9,16 @@ from vision.render.cardface import card_face
 from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
 from vision.sigil.geometry import card_geometry, project
 from vision.sigil.ink import prepare_reference
-from vision.sigil.pose import NoCard, PoseConfig, find_pose, marker_ids_of, refine_by_patches
+from vision.sigil.pose import (
+    NoCard,
+    PoseConfig,
+    _quads_from_runs,
+    _straight_runs,
+    find_pose,
+    line_quads,
+    marker_ids_of,
+    refine_by_patches,
+)
 
 
 def _reference(letter: str, art: str, design: int) -> np.ndarray:
@@ -143,3 +152,58 @@ def test_two_markers_that_misplace_the_card_give_way_to_the_outline(monkeypatch)
                                [_reference("A", "companion", 0)])
     assert pose.method == "outline" and any("does not fit" in n for n in notes)
     assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_an_arm_across_the_card_does_not_hide_it():
+    """An arm reaching over one side joins the card in every mask; the card's sides are still
+    the longest straight edges in view (line_quads), a side the arm breaks is one run."""
+    frame, info, geom = _photo("D", "printed", 2, 74, hand=False, tilt_deg=30.0, motion_px=0.0,
+                               fill=0.3, background="wood")
+    c = info.card_corners_px
+    centre, mid = c.mean(0), (c[2] + c[3]) / 2
+    width = int(0.25 * np.linalg.norm(c[1] - c[0]))
+    cv2.line(frame, tuple(int(v) for v in centre + (mid - centre) * 6),
+             tuple(int(v) for v in centre * 0.6 + mid * 0.4), (120, 150, 200), width)
+    quads = line_quads(frame, geom)
+    # within a few px (the coarse refinement reaches 6 mm)
+    assert any(min(np.abs(np.roll(q, k, 0) - c).max() for k in range(4)) < 8 for q in quads)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("D", "printed", 2)])
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_straight_runs_join_the_pieces_of_a_broken_edge():
+    edges = np.zeros((200, 400), np.uint8)
+    cv2.line(edges, (20, 50), (120, 50), 255, 1)
+    cv2.line(edges, (180, 51), (300, 51), 255, 1)     # the same edge after a gap (a finger)
+    cv2.line(edges, (50, 100), (50, 190), 255, 1)
+    runs = _straight_runs(edges, 20, 5)
+    assert len(runs) == 2
+    covered, p, q = runs[0]
+    assert 215 <= covered <= 225
+    assert sorted([p[0], q[0]]) == pytest.approx([20, 300], abs=2)
+
+
+@pytest.mark.parametrize(("runs", "found"), [
+    # the four sides of a 200 x 280 card, each a little short of the corners: one quad
+    ([(180.0, [110, 100], [290, 100]), (260.0, [300, 110], [300, 370]),
+      (180.0, [290, 380], [110, 380]), (260.0, [100, 370], [100, 110])], 1),
+    # one side reaches far beyond a corner (another edge on the same line): none
+    ([(180.0, [110, 100], [290, 100]), (260.0, [300, 110], [300, 370]),
+      (380.0, [490, 380], [110, 380]), (260.0, [100, 370], [100, 110])], 0),
+    # a square: 1:1 lies within the side ratios steep tilt gives a card, so it is kept
+    ([(180.0, [110, 100], [290, 100]), (180.0, [300, 110], [300, 290]),
+      (180.0, [290, 300], [110, 300]), (180.0, [100, 290], [100, 110])], 1),
+    # three sides only
+    ([(180.0, [110, 100], [290, 100]), (260.0, [300, 110], [300, 370]),
+      (180.0, [290, 380], [110, 380])], 0),
+])
+def test_quads_from_runs(runs, found):
+    runs = [(c, np.array(p, float), np.array(q, float)) for c, p, q in runs]
+    quads = _quads_from_runs(runs, 126 / 88, (1000.0, 500000.0))
+    assert len(quads) == found
+    if found and runs[1][0] == 260.0:
+        support, quad = quads[0]
+        assert support == pytest.approx(880 / 960, abs=0.01)
+        assert sorted(map(tuple, np.round(quad).astype(int).tolist())) == \
+            [(100, 100), (100, 380), (300, 100), (300, 380)]
