@@ -87,13 +87,30 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
                          mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths)
 
 
+_LAST_STACK: tuple[tuple[np.ndarray, ...], np.ndarray] | None = None
+
+
+def _stack(ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray, blind: np.ndarray,
+           ) -> np.ndarray:
+    """The four maps as one float32 ``(H, W, 4)`` image (ink clipped at 1.5). The strips and
+    the discs of one frame sample the same maps: the last stack is kept, keyed by the arrays'
+    identity (the maps are never changed in place)."""
+    global _LAST_STACK
+    key = (ink, hidden, glare, blind)
+    last = _LAST_STACK
+    if last is not None and all(a is b for a, b in zip(last[0], key, strict=True)):
+        return last[1]
+    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
+                       glare.astype(np.float32), blind.astype(np.float32)])
+    _LAST_STACK = (key, stack)
+    return stack
+
+
 def _remap_maps(mapx: np.ndarray, mapy: np.ndarray, ink: np.ndarray, hidden: np.ndarray,
                 glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
     """The four maps (ink clipped at 1.5, hidden, glare, blind) sampled at ``(mapx, mapy)``
     (card pixels), float32 ``(*mapx.shape, 4)``; outside the card counts as hidden."""
-    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
-                       glare.astype(np.float32), blind.astype(np.float32)])
-    return cv2.remap(stack, mapx, mapy, cv2.INTER_LINEAR,
+    return cv2.remap(_stack(ink, hidden, glare, blind), mapx, mapy, cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
 
 
