@@ -824,6 +824,7 @@ def rectify_card(image: np.ndarray, pose: Pose, geom: CardGeometry, px_per_mm: f
 
 
 MATCH_PPM = 2.0
+RANK_PPM = 1.0   # candidate outlines are ranked this coarsely (a quarter of the pixels)
 
 
 def _normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float) -> np.ndarray:
@@ -1006,12 +1007,14 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
         for k in cand:
             if k >= 2:
                 continue
-            g = _match_image(image, hs[k], geom)
+            # ranked at RANK_PPM (only the order counts: the refined poses are checked at
+            # MATCH_PPM)
+            g = _zero_mean(_normalised(image, hs[k], geom, RANK_PPM))
             # the card turned half round is the same rectified image turned half round
             for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
                 if kk in cand:
                     for i, r in enumerate(refs):
-                        scored.append((float((gg * _ref_at(r, geom, MATCH_PPM, True)).sum()),
+                        scored.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()),
                                        hs[kk], i))
     if not scored:
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
@@ -1019,26 +1022,29 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
     best: tuple[float, np.ndarray, int] | None = None
     top = (-1.0, -1.0)
 
-    def consider(score: float, h0: np.ndarray, i: int) -> None:
-        """Refine ``h0`` coarsely; keep it (or the unrefined pose, when it scores better) as
-        the best if it fits the blank card and its candles."""
+    def consider(h0: np.ndarray, i: int) -> None:
+        """Refine ``h0`` coarsely; keep it (or the unrefined pose, when the refined one fails
+        and it fits better) as the best if it fits the blank card and its candles."""
         nonlocal best, top
         r = _refine(image, h0, geom, refs[i], fine=False)
+        score, candles = -1.0, -1.0
         if r is not None:
-            s1, candles = _fit(image, r[0], geom, refs[i], cfg)
-            if s1 < cfg.min_match or candles < cfg.min_candle_match:
+            score, candles = _fit(image, r[0], geom, refs[i], cfg)
+            if score < cfg.min_match or candles < cfg.min_candle_match:
                 # a start far off: the coarse pass alone may leave the candles a little off
                 r2 = _refine(image, r[0], geom, refs[i], coarse=False)
                 if r2 is not None:
                     s2, c2 = _fit(image, r2[0], geom, refs[i], cfg)
-                    if (s2, c2) > (s1, candles):
-                        r, s1, candles = r2, s2, c2
-            if s1 <= score:
-                candles = _fit(image, h0, geom, refs[i], cfg)[1]
+                    if (s2, c2) > (score, candles):
+                        r, score, candles = r2, s2, c2
+        if r is None or score < cfg.min_match or candles < cfg.min_candle_match:
+            s0, c0 = _fit(image, h0, geom, refs[i], cfg)
+            if r is None or (s0, c0) > (score, candles):
+                score, candles = s0, c0
             else:
-                score, h0 = s1, r[0]
+                h0 = r[0]
         else:
-            candles = _fit(image, h0, geom, refs[i], cfg)[1]
+            h0 = r[0]
         # the candles must be where the layout puts them: a card of another layout, or of
         # another design with the same frame, matches the rest of the card well
         top = max(top, (score, candles))
@@ -1046,16 +1052,15 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
                 and (best is None or score > best[0]):
             best = (score, h0, i)
 
-    for (score, h0, i) in scored[:cfg.refine_candidates]:
+    for (_, h0, i) in scored[:cfg.refine_candidates]:
         if best is not None and best[0] >= cfg.good_match:
             break  # the first candidate is clearly the card: no need to look further
-        consider(score, h0, i)
+        consider(h0, i)
     if best is not None and best[0] < cfg.good_match:
         # a doubtful best: the card turned half round (its quad is the same) competes with it
         w, hh = geom.size_mm
         half = np.array([[-1.0, 0.0, w], [0.0, -1.0, hh], [0.0, 0.0, 1.0]])
-        b = best
-        consider(_score(image, b[1] @ half, geom, refs[b[2]]), b[1] @ half, b[2])
+        consider(best[1] @ half, best[2])
     if best is None:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
