@@ -107,8 +107,9 @@ class SigilConfig:
     box_max_hidden: float = 0.1
     box_glare_print: float = 0.6
     # faint writing (a pale pen under glare): too little ink over box_ink_level, but this much
-    # over box_faint_level in the box's centre (box_faint_inset_px inside its printed edge, out
-    # of reach of the edge's residue): read, but only with digit_faint_min_prob, else unknown
+    # over box_faint_level above the box's median in its centre (box_faint_inset_px inside its
+    # printed edge, out of reach of the edge's residue): read, but only with
+    # digit_faint_min_prob, else unknown
     box_faint_level: float = 0.2
     box_faint_inset_px: int = 8
     box_faint_mm2: float = 4.0
@@ -761,7 +762,9 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             results.append("unknown")
             continue
         if ink_mm2 < cfg.box_min_ink_mm2:
-            centre = crop[fa:fb, fa:fb]
+            # over the box's own background (a shadow or a smudge greying the whole box is
+            # not writing)
+            centre = crop[fa:fb, fa:fb] - float(np.median(crop[a:b, a:b]))
             rec["faint_mm2"] = round(float((centre > cfg.box_faint_level).sum()) * px_mm2, 2)
             if rec["faint_mm2"] >= cfg.box_faint_mm2:
                 results.append("pending")

@@ -130,3 +130,15 @@ def test_box_print_contrast_falls_where_glare_washes_the_outline() -> None:
     washed = rect.copy()
     washed[:, 70:] = (0.3 * washed[:, 70:] + 0.7 * 255).astype(np.uint8)  # glare on one side
     assert _box_print(washed, box, s) < 0.5 * clear
+
+
+def test_faint_writing_is_read_not_taken_for_an_empty_box(reference: np.ndarray) -> None:
+    """A pale pen (under 0.45 of the print contrast, as glare leaves it): the faint-ink rule
+    reads the digits that the strong-ink test alone would call empty."""
+    rng = np.random.default_rng(0)
+    frame, _ = photograph(draw_state(LAYOUT, STATE, rng, pen=(185, 170, 165)), rng)
+    reading = read_sigil(frame, LAYOUT, reference)
+    assert reading.state.top[:2] == STATE.top[:2]
+    assert all(b["ink_mm2"] < 0.6 for b in reading.boxes[:2])
+    without = read_sigil(frame, LAYOUT, reference, SigilConfig(box_faint_mm2=float("inf")))
+    assert without.state.top[:2] == (None, None)
