@@ -12,6 +12,7 @@ Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and p
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -80,6 +81,14 @@ class Processor:
         self.events: list[dict[str, Any]] = []       # the last tracker events (for the page)
         self._layouts: dict[str, Any] = {}
         self._lock = threading.Lock()
+        # card id -> the card's last pose (card mm -> px): a card that has not moved is found
+        # there again without the outline search, when the reader takes a hint
+        self._poses: dict[str, np.ndarray] = {}
+        try:
+            self._hints = "hint" in inspect.signature(self.read_sigil).parameters \
+                if self.read_sigil is not None else False
+        except (TypeError, ValueError):
+            self._hints = False
 
     def layout(self, name: str) -> Any:
         if name not in self._layouts:
@@ -136,13 +145,19 @@ class Processor:
     def _read_card(self, image: np.ndarray, overlay: np.ndarray, card_id: str, letter: str,
                    t: float, events: list[Any],
                    outlines: list[list[tuple[float, float]]]) -> dict[str, Any]:
+        hint = self._poses.pop(card_id, None)
         try:
             layout = self.layout(letter)
-            reading = self.read_sigil(image, layout, references(letter) or None)
+            if self._hints and hint is not None:
+                reading = self.read_sigil(image, layout, references(letter) or None, hint=hint)
+            else:
+                reading = self.read_sigil(image, layout, references(letter) or None)
         except BadInput as exc:
             return {"card": card_id, "layout": letter, "error": str(exc)}
         state = reading.state
         pose = getattr(reading, "pose", None)
+        if pose is not None and getattr(pose, "homography", None) is not None:
+            self._poses[card_id] = np.asarray(pose.homography, np.float64)
         if pose is not None:
             outlines.append([(float(x), float(y)) for x, y in np.asarray(pose.corners)])
         if self.sigil_tracker is not None:

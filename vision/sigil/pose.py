@@ -58,8 +58,9 @@ class WrongLayout(BadInput):
 @dataclass(frozen=True)
 class Pose:
     """Where the card is: ``homography`` maps card mm to image px; ``method`` is "markers",
-    "outline" or "markers+outline"; ``markers`` the ids seen; ``corners`` the card's corners in
-    the image (TL, TR, BR, BL), shape (4, 2)."""
+    "outline", "markers+outline" or "hint" (refined from where the caller said it was);
+    ``markers`` the ids seen; ``corners`` the card's corners in the image (TL, TR, BR, BL),
+    shape (4, 2)."""
 
     homography: np.ndarray
     method: str
@@ -881,7 +882,8 @@ def _score(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray
 
 def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
               refs: Sequence[np.ndarray], config: PoseConfig | None = None,
-              others: Mapping[int, str] | None = None) -> tuple[Pose, int, list[str]]:
+              others: Mapping[int, str] | None = None, hint: np.ndarray | None = None,
+              ) -> tuple[Pose, int, list[str]]:
     """The card's pose in a photo for the reader, the index of the reference that fits it, and
     notes.
 
@@ -898,6 +900,11 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         Thresholds (:class:`PoseConfig`).
     others
         Marker id -> name of other layouts (their markers in view raise :class:`WrongLayout`).
+    hint
+        Where the card was a moment ago (a homography card mm -> image px, e.g. the previous
+        frame's pose). Without two markers in view, the hint is refined first
+        (:func:`_from_hint`; a card moved by a few millimetres at most); only when that fails
+        is the card searched for by its outline.
 
     Raises
     ------
@@ -944,10 +951,34 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
                 pose, which2, more = _find_by_outline(image, geom, refs, cfg)
                 return pose, which2, notes + more
         return _pose_of(hm, geom, "markers", tuple(sorted(seen))), which, notes
+    if hint is not None:
+        found = _from_hint(image, np.asarray(hint, np.float64), geom, refs, cfg)
+        if found is not None:
+            return found[0], found[1], [*notes, "card found where it was (the pose hint)"]
+        notes.append("the card is not where the hint puts it")
     if geom.markers:
         notes.append("markers not found: card found by its outline")
     pose, which, more = _find_by_outline(image, geom, refs, cfg)
     return pose, which, notes + more
+
+
+def _from_hint(image: np.ndarray, hint: np.ndarray, geom: CardGeometry,
+               refs: Sequence[np.ndarray], cfg: PoseConfig) -> tuple[Pose, int] | None:
+    """The card near a pose given by the caller (the last frame's): the fine patch pass from
+    it (4 px/mm within 1.5 mm: a card that has not moved), else coarse then fine (within 6 mm:
+    one nudged); kept when enough patches agree over enough of the card and the pose fits the
+    blank card and its candles as well as any outline pose must; else None."""
+    if hint.shape != (3, 3) or not np.all(np.isfinite(hint)):
+        return None
+    for coarse in (False, True):
+        for i, ref in enumerate(refs):
+            r = _refine(image, hint, geom, ref, coarse=coarse)
+            if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
+                continue
+            score, candles = _fit(image, r[0], geom, ref, cfg)
+            if score >= cfg.min_match and candles >= cfg.min_candle_match:
+                return _pose_of(r[0], geom, "hint"), i
+    return None
 
 
 def _fit(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,

@@ -824,7 +824,8 @@ def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Re
 
 def _prepare(image: np.ndarray, layout: Any,
              reference: np.ndarray | Sequence[np.ndarray] | None, cfg: SigilConfig,
-             others: Sequence[Any]) -> tuple[CardGeometry, Pose, CardMaps, list[str]]:
+             others: Sequence[Any], hint: np.ndarray | None = None,
+             ) -> tuple[CardGeometry, Pose, CardMaps, list[str]]:
     """Steps 1-2 of the reader: the card's geometry, its pose, its maps, and notes (the
     first note "no reference" when the layout's elements stand in for a blank card)."""
     image = as_bgr(image)
@@ -845,7 +846,7 @@ def _prepare(image: np.ndarray, layout: Any,
     other_ids = {k: v for k, v in marker_ids_of(others).items()
                  if k not in {m.id for m in geom.markers}}
     pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
-                                   other_ids)
+                                   other_ids, hint)
     ref = refs[which]
     if ref.stand_in:
         notes.insert(0, NO_REFERENCE)
@@ -874,7 +875,7 @@ def _prepare(image: np.ndarray, layout: Any,
 def read_sigil(image: np.ndarray, layout: Any,
                reference: np.ndarray | Sequence[np.ndarray] | None = None,
                config: SigilConfig | None = None, *, others: Sequence[Any] = (),
-               ) -> SigilReading:
+               hint: np.ndarray | None = None) -> SigilReading:
     """Read a sigil card in a photo.
 
     Parameters
@@ -892,6 +893,11 @@ def read_sigil(image: np.ndarray, layout: Any,
     config : SigilConfig, optional
     others : sequence of layouts
         Other known layouts; their markers in view raise :class:`WrongLayout`.
+    hint : ndarray (3, 3), optional
+        Where the card was a moment ago (the previous frame's ``reading.pose.homography``,
+        card mm -> image px): a card without markers that has not moved is found there
+        without searching for its outline (:func:`vision.sigil.pose.find_pose`); a card that
+        moved is searched for as without a hint.
 
     Returns
     -------
@@ -904,7 +910,7 @@ def read_sigil(image: np.ndarray, layout: Any,
         (:class:`WrongLayout`), a card too small or too blurred to read.
     """
     cfg = config or SigilConfig()
-    geom, pose, maps, notes = _prepare(image, layout, reference, cfg, others)
+    geom, pose, maps, notes = _prepare(image, layout, reference, cfg, others, hint)
     unknown: list[str] = []
 
     # the learned models only know reference-subtracted maps: without a blank card (the

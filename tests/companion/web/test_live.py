@@ -117,3 +117,34 @@ def test_a_hand_in_the_reading_holds_the_dice_in_handling(tmp_path):
     readings, _ = processor(frame, 1.3)
     assert readings["hand"] is True
     assert {d["state"] for d in readings["tracked"]} == {"handling"}
+
+
+def test_the_sigil_reader_gets_the_cards_last_pose_as_a_hint(tmp_path):
+    """A steady card is found where it was (the reader's hint); after a frame where the card
+    was not found, the reader searches afresh."""
+    from companion.doomcat.layouts import load_layout
+    from vision.readings import SigilState
+    from vision.sigil.geometry import card_corners_mm, card_geometry
+    from vision.sigil.pose import NoCard, Pose
+
+    geom = card_geometry(load_layout("A"))
+    h = cv2.getPerspectiveTransform(card_corners_mm(geom), np.float32(
+        [[100, 40], [190, 45], [185, 170], [95, 165]])).astype(np.float64)
+    hints: list = []
+
+    def fake_sigil(image, layout, reference=None, *, hint=None):
+        hints.append(None if hint is None else np.array(hint))
+        if len(hints) == 3:
+            raise NoCard("no card")
+        pose = Pose(h, "outline", (), np.float32([[100, 40], [190, 45], [185, 170], [95, 165]]))
+        return type("Reading", (), {"state": SigilState.of("A", [], [], [None] * 7, []),
+                                    "pose": pose})()
+
+    hub = Hub(Store(tmp_path / "g.sqlite"))
+    hub.camera_card = lambda: ("p1c1", "A")
+    processor = Processor(hub, read_dice=lambda image: DiceReading(()), read_sigil=fake_sigil)
+    frame = np.full((240, 320, 3), 90, np.uint8)
+    for t in range(4):
+        processor(frame, float(t))
+    assert hints[0] is None and hints[2] is not None and hints[3] is None
+    assert np.allclose(hints[1], h)

@@ -207,3 +207,36 @@ def test_quads_from_runs(runs, found):
         assert support == pytest.approx(880 / 960, abs=0.01)
         assert sorted(map(tuple, np.round(quad).astype(int).tolist())) == \
             [(100, 100), (100, 380), (300, 100), (300, 380)]
+
+
+def _moved(h: np.ndarray, geom, dx_mm: float, dy_mm: float) -> np.ndarray:
+    """The pose of the card slid by (dx, dy) mm on the table."""
+    return h @ np.array([[1.0, 0.0, dx_mm], [0.0, 1.0, dy_mm], [0.0, 0.0, 1.0]])
+
+
+@pytest.mark.parametrize(("dx", "dy", "method"), [
+    (0.4, -0.3, "hint"),       # a steady card: the fine pass from where it was
+    (3.0, 2.0, "hint"),        # nudged: the coarse pass from where it was
+    (30.0, 0.0, "outline"),    # moved away: searched for by its outline
+])
+def test_a_pose_hint_finds_a_card_near_where_it_was(dx, dy, method):
+    frame, info, geom = _photo("B", "printed", 1, 81, hand=False, tilt_deg=25.0,
+                               motion_px=0.0, fill=0.3)
+    hint = _moved(info.homography, geom, dx, dy)
+    pose, _, notes = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                               [_reference("B", "printed", 1)], hint=hint)
+    assert pose.method == method, notes
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_read_sigil_hands_its_hint_to_the_pose():
+    from vision.sigil import read_sigil
+
+    frame, info, geom = _photo("B", "printed", 1, 82, hand=False, tilt_deg=20.0,
+                               motion_px=0.0, fill=0.3)
+    layout = load_layout("B")
+    reference = np.asarray(card_face(geom, "printed", 1, 5.0).image)
+    hinted = read_sigil(frame, layout, reference, hint=_moved(info.homography, geom, 0.5, 0))
+    plain = read_sigil(frame, layout, reference)
+    assert hinted.pose.method == "hint" and plain.pose.method == "outline"
+    assert hinted.state == plain.state
