@@ -322,11 +322,19 @@ def _ratio(quad: np.ndarray) -> float:
     return max(a, b) / max(min(a, b), 1e-6)
 
 
-def _clockwise_from_top(q: np.ndarray) -> np.ndarray:
-    centre = q.mean(axis=0)
-    ang = np.arctan2(q[:, 1] - centre[1], q[:, 0] - centre[0])
-    q = q[np.argsort(ang)]             # clockwise in image coordinates (y down)
-    return np.roll(q, -int(np.argmin(q[:, 1])), axis=0)
+def _order_clockwise(quad: np.ndarray) -> np.ndarray:
+    """The corners of a convex quadrilateral clockwise in the image (y down), starting at the
+    top-left-most one (smallest x + y). Convention: pixel coordinates, (4, 2)."""
+    c = quad.mean(0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    q = quad[np.argsort(ang)]          # clockwise in image coordinates (y down)
+    return np.roll(q, -int(np.argmin(q.sum(1))), 0)
+
+
+def _same_quad(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    """Whether two quadrilaterals (corners in the same turning order) have every corner within
+    ``tol`` px of the other's, whichever corner each list starts at."""
+    return any(float(np.abs(np.roll(a, k, 0) - b).max()) < tol for k in range(4))
 
 
 # ------------------------------------------------------------------------- outline: the reader
@@ -490,8 +498,8 @@ def line_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
     for support, q in quads:
         if support < min_support or len(out) >= limit:
             break
-        q = _clockwise_from_top(q / scale)
-        if not any(np.abs(q - o).max() < 8 for o in out):
+        q = _order_clockwise(q / scale)
+        if not any(_same_quad(q, o, 8) for o in out):
             out.append(q)
     return out
 
@@ -506,8 +514,9 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
                   max_area: float = 0.9, limit: int = 5, limit_broken: int = 3,
                   min_support: float = 0.5, work_px: int = 640) -> list[np.ndarray]:
     """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
-    starting at the top-most corner, largest first, convex, not the frame of the image, whose
-    long/short side ratio fits the card seen at up to ~55 degrees off the normal.
+    starting at the top-left-most corner (:func:`_order_clockwise`), largest first, convex,
+    not the frame of the image, whose long/short side ratio fits the card seen at up to ~55
+    degrees off the normal.
     ``min_area`` and ``max_area`` bound their share of the image. Then up to ``limit_broken``
     quadrilaterals pieced from the straight runs of broken outlines (:func:`_segment_quads`,
     at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
@@ -569,22 +578,22 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
         if len(out) >= limit:
             break
         # the same outline from another mask is refined once
-        rough = _clockwise_from_top(np.asarray((cq[1] if isinstance(cq, tuple) else cq) / scale,
+        rough = _order_clockwise(np.asarray((cq[1] if isinstance(cq, tuple) else cq) / scale,
                                                np.float32))
-        if any(np.abs(rough - o).max() < 8 for o in seen):
+        if any(_same_quad(rough, o, 8) for o in seen):
             continue
         seen.append(rough)
-        q = _clockwise_from_top(np.asarray((_refine_quad(*cq) if isinstance(cq, tuple) else cq)
+        q = _order_clockwise(np.asarray((_refine_quad(*cq) if isinstance(cq, tuple) else cq)
                                            / scale, np.float32))
-        if not any(np.abs(q - o).max() < 8 for o in out):
+        if not any(_same_quad(q, o, 8) for o in out):
             out.append(q)
     broken.sort(key=lambda x: -x[0])
     extra = 0
     for support, q in broken:
         if support < min_support or extra >= limit_broken:
             break
-        q = _clockwise_from_top(q / scale)
-        if not any(np.abs(q - o).max() < 8 for o in out):
+        q = _order_clockwise(q / scale)
+        if not any(_same_quad(q, o, 8) for o in out):
             out.append(q)
             extra += 1
     return out
@@ -674,13 +683,6 @@ def _aspect_ok(quad: np.ndarray, aspect: float, tolerance: float) -> bool:
     return abs(ratio - want) <= tolerance * want
 
 
-def _order_clockwise(quad: np.ndarray) -> np.ndarray:
-    c = quad.mean(0)
-    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
-    q = quad[np.argsort(ang)]          # clockwise in image coordinates (y down)
-    return np.roll(q, -int(np.argmin(q.sum(1))), 0)
-
-
 def edge_quads(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
                min_area: float = 0.02, limit: int = 6) -> list[np.ndarray]:
     """Convex quadrilaterals with a card-like aspect ratio, largest first, for a card held
@@ -735,7 +737,7 @@ def edge_quads(image: np.ndarray, aspect: float, *, tolerance: float = 0.3,
     out: list[np.ndarray] = []
     for _, quad in found:
         grown = _snap(_grow(quad, wide), fine)
-        if all(np.abs(grown - q).max() > 4 for q in out):
+        if not any(_same_quad(grown, q, 4) for q in out):
             out.append(grown)
         if len(out) >= limit:
             break
