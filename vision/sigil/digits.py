@@ -26,7 +26,7 @@ import numpy as np
 from vision.onnxmodel import onnx_session
 
 __all__ = ["CROP", "GLYPH", "MARGIN", "DigitModel", "Ring", "digit_glyphs", "find_ring", "glyph",
-           "remove_ring", "remove_ring_pieces"]
+           "percentile", "remove_ring", "remove_ring_pieces"]
 
 CROP = 48          # side of the square crop (box + margins) in pixels
 MARGIN = 0.2       # margin around the box on each side, as a fraction of the box size
@@ -36,6 +36,18 @@ N_ANGLES = 36
 RING_RAYS = 48     # rays along which the ring's stroke width is measured
 RING_MAX_WIDTH = 0.3  # the ring's width never taken above this share of its smaller radius
 MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "digits" / "digits.onnx"
+
+
+def percentile(a: np.ndarray, q: float) -> float:
+    """``np.percentile(a, q)`` (linear interpolation) over all of ``a``'s values, without NumPy's
+    per-call overhead (a partition of the one or two order statistics needed: the box reader
+    takes a dozen percentiles of small crops per frame). ``a`` must not be empty."""
+    f = np.asarray(a).ravel()
+    pos = q / 100.0 * (f.size - 1)
+    lo = int(pos)
+    hi = min(lo + 1, f.size - 1)
+    part = np.partition(f, (lo, hi))
+    return float(part[lo]) + (float(part[hi]) - float(part[lo])) * (pos - lo)
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,7 @@ def _stroke_width(mask: np.ndarray) -> float:
     if area == 0:
         return 1.0
     dist = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
-    return float(max(1.0, 2.0 * np.percentile(dist[mask], 90)))
+    return float(max(1.0, 2.0 * percentile(dist[mask], 90)))
 
 
 def find_ring(ink: np.ndarray, *, level: float = 0.3, edge_share: float = 0.25) -> Ring | None:
@@ -96,7 +108,7 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3, edge_share: float = 0.25) 
     Ring or None
         ``None`` when there is too little ink to say.
     """
-    top = float(np.percentile(ink, 99.5))
+    top = percentile(ink, 99.5)
     if top <= 0.05:
         return None
     mask = ink > level * top
@@ -130,7 +142,7 @@ def find_ring(ink: np.ndarray, *, level: float = 0.3, edge_share: float = 0.25) 
     np.maximum.at(inner, aa[below], rr[below])
     gap_bins = int((present & np.isfinite(inner)
                     & (radii - width - inner > max(2.0, 0.6 * width))).sum())
-    med = float(np.nanmedian(ring_r)) if present.any() else 0.0
+    med = percentile(radii[present], 50) if present.any() else 0.0
     near = present & (np.abs(np.nan_to_num(ring_r) - med) < 0.35 * med)
     # bins cut off by the crop's border: radius unknown
     border = np.zeros((h, w), bool)
@@ -151,7 +163,7 @@ def _ellipse(ring: Ring) -> tuple[float, float, float, float, float] | None:
     valid = radii > 0
     if valid.sum() < 6:
         return None
-    med = float(np.median(radii[valid]))
+    med = percentile(radii[valid], 50)
     ok = valid & (np.abs(radii - med) < 0.25 * med)
     if ok.sum() < 6:
         return None
@@ -230,7 +242,7 @@ def _ring_width(ink: np.ndarray, el: tuple[float, float, float, float, float],
     start = np.where(~on & (j[None, :] <= outer[:, None]), j[None, :], -1).max(axis=1) + 1
     start = np.minimum(start, n - 1)                          # (rays without ink)
     runs = ((rho[outer] - rho[start] + rho[1]) * step_len)[ok]
-    return float(np.median(runs)) if len(runs) >= RING_RAYS // 4 else None
+    return percentile(runs, 50) if len(runs) >= RING_RAYS // 4 else None
 
 
 def remove_ring_pieces(ink: np.ndarray, ring: Ring, *, level: float = 0.3) -> np.ndarray:
@@ -250,7 +262,7 @@ def remove_ring_pieces(ink: np.ndarray, ring: Ring, *, level: float = 0.3) -> np
 def _remove_pieces(ink: np.ndarray, ring: Ring, el: tuple[float, float, float, float, float],
                    rho: np.ndarray, depth: np.ndarray, ang: np.ndarray, *,
                    level: float = 0.3) -> np.ndarray:
-    thr = level * float(np.percentile(ink, 99.5))
+    thr = level * percentile(ink, 99.5)
     width = _ring_width(ink, el, thr)
     width = min(ring.width if width is None else width, RING_MAX_WIDTH * min(el[2], el[3]))
     zone = depth <= 1.6 * width + 1.0
@@ -301,7 +313,7 @@ def digit_glyphs(crop: np.ndarray, circled: bool) -> list[np.ndarray]:
 def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
     """Normalise the ink of a crop to a ``GLYPH x GLYPH`` float32 image (MNIST-style: the ink's
     bounding box scaled to fit 20 px, centred by its centre of mass), or ``None`` without ink."""
-    top = float(np.percentile(ink, 99.8))
+    top = percentile(ink, 99.8)
     if top <= 0.05:
         return None
     norm = np.clip(ink / top, 0.0, 1.0).astype(np.float32)
@@ -339,7 +351,7 @@ def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
 
 def circle_input(ink: np.ndarray) -> np.ndarray:
     """The crop as the circle head sees it: ``CIRCLE_IN`` square, scaled to its strong ink."""
-    top = max(float(np.percentile(ink, 99.8)), 0.05)
+    top = max(percentile(ink, 99.8), 0.05)
     small = cv2.resize(np.clip(ink / top, 0, 1).astype(np.float32), (CIRCLE_IN, CIRCLE_IN),
                        interpolation=cv2.INTER_AREA)
     return small
@@ -367,6 +379,24 @@ class DigitModel:
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         return p, 1.0 / (1.0 + np.exp(-circ.reshape(-1)))
+
+    def read(self, crops: np.ndarray, circle_prob: float = 0.5,
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """Digit probabilities (N, 6) for 1..6 and circle probabilities (N,) of ink crops
+        (N, CROP, CROP), as :meth:`predict_digits` gives them with ``circled`` from the circle
+        head (``>= circle_prob``), in at most two runs of the model: the first reads every crop
+        as it is (the digit of an uncircled crop, and every circle), the second only the rests
+        of the circled ones."""
+        if len(crops) == 0:
+            return np.zeros((0, 6), np.float32), np.zeros((0,), np.float32)
+        circle_in = np.stack([circle_input(c) for c in crops])
+        plain = np.stack([digit_glyphs(c, False)[0] for c in crops])
+        pd, pc = self.predict(plain, circle_in)
+        ringed = np.nonzero(pc >= circle_prob)[0]
+        if len(ringed):
+            pd[ringed] = self.predict_digits(crops[ringed], np.ones(len(ringed), bool),
+                                             circle_in[ringed])
+        return pd, pc
 
     def predict_digits(self, crops: np.ndarray, circled: np.ndarray,
                        circle_in: np.ndarray | None = None) -> np.ndarray:

@@ -764,7 +764,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         if ink_mm2 < cfg.box_min_ink_mm2:
             # over the box's own background (a shadow or a smudge greying the whole box is
             # not writing)
-            centre = crop[fa:fb, fa:fb] - float(np.median(crop[a:b, a:b]))
+            centre = crop[fa:fb, fa:fb] - dg.percentile(crop[a:b, a:b], 50)
             rec["faint_mm2"] = round(float((centre > cfg.box_faint_level).sum()) * px_mm2, 2)
             if rec["faint_mm2"] >= cfg.box_faint_mm2:
                 results.append("pending")
@@ -785,11 +785,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         todo.append(k)
     if todo:
         model = dg.DigitModel(cfg.model_path)
-        crops_a = np.stack([np.clip(c, 0, 1) for c in crops])
-        circ_in = np.stack([dg.circle_input(c) for c in crops_a])
-        blank = np.zeros((len(todo), dg.GLYPH, dg.GLYPH), np.float32)
-        _, pc = model.predict(blank, circ_in)
-        pd = model.predict_digits(crops_a, pc >= cfg.circle_prob, circ_in)
+        pd, pc = model.read(np.stack([np.clip(c, 0, 1) for c in crops]), cfg.circle_prob)
         for j, k in enumerate(todo):
             d = int(np.argmax(pd[j]))
             info[k]["digit_probs"] = [round(float(x), 3) for x in pd[j]]

@@ -144,3 +144,23 @@ def test_finetune_reads_back_the_onnx_weights_and_cuts_photo_crops(tmp_path) -> 
     # the empty box left out; the circled one gives a glyph per way of removing its ring
     assert list(dig) == [1, 4, 4, 2] and list(circ_y) == [0.0, 1.0, 1.0, 0.0]
     assert gl.shape == (4, 1, dg.GLYPH, dg.GLYPH) and cr.shape[:2] == (4, 1)
+
+
+@pytest.mark.parametrize("q", [0, 5, 50, 90, 99.5, 99.8, 100])
+@pytest.mark.parametrize("n", [1, 2, 7, 2304])
+def test_percentile_matches_numpy(q: float, n: int) -> None:
+    a = np.random.default_rng(n).random(n).astype(np.float32)
+    assert dg.percentile(a, q) == pytest.approx(float(np.percentile(a, q)), abs=1e-6)
+
+
+def test_read_gives_what_predict_digits_gives_with_the_circle_heads_verdict() -> None:
+    rng = np.random.default_rng(77)
+    crops = np.stack([sample(rng, d, c) for d, c in ((2, False), (5, True), (3, False),
+                                                      (6, True))])
+    model = dg.DigitModel()
+    pd, pc = model.read(crops)
+    circ = np.stack([dg.circle_input(c) for c in crops])
+    _, pc2 = model.predict(np.zeros((4, dg.GLYPH, dg.GLYPH), np.float32), circ)
+    assert np.allclose(pc, pc2, atol=1e-5)
+    assert np.allclose(pd, model.predict_digits(crops, pc2 >= 0.5, circ), atol=1e-5)
+    assert model.read(crops[:0])[0].shape == (0, 6)
