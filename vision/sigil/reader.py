@@ -112,7 +112,7 @@ class SigilConfig:
     # digit_faint_min_prob, else unknown
     box_faint_level: float = 0.2
     box_faint_inset_px: int = 8
-    box_faint_mm2: float = 3.0
+    box_faint_mm2: float = 2.0
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
     digit_faint_min_prob: float = 0.8
