@@ -47,6 +47,7 @@ class StripGeometry:
     mapy: np.ndarray
     inside: np.ndarray     # (R, STRIP_LEN) bool: the row lies between the two outlines
     length_mm: np.ndarray  # (R,) the pair's centre distance
+    step_mm: np.ndarray    # (R,) distance between consecutive rows along the chord
 
 
 def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int, int]],
@@ -60,6 +61,7 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
     mapy = np.zeros_like(mapx)
     inside = np.zeros((R, STRIP_LEN), bool)
     lengths = np.zeros(R)
+    steps = np.zeros(R)
     lanes = np.linspace(-STRIP_HALF_MM, STRIP_HALF_MM, STRIP_LANES)
     for r, (p, bow) in enumerate(rows):
         a, b = pairs[p]
@@ -82,9 +84,10 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
         mapy[r] = pts[..., 1] * s
         inside[r] = (ts >= radii[a]) & (ts <= length - radii[b])
         lengths[r] = length
+        steps[r] = (t1 - t0) / (STRIP_LEN - 1)
     owner = np.array([r[0] for r in rows], np.int64)
     return StripGeometry(owner, mapx.reshape(R * STRIP_LEN, STRIP_LANES),
-                         mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths)
+                         mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths, steps)
 
 
 _LAST_STACK: tuple[tuple[np.ndarray, ...], np.ndarray] | None = None

@@ -18,6 +18,7 @@ Convention: arrays are indexed ``[row, col]`` = ``[y * s, x * s]`` with ``x, y``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,10 +27,13 @@ import numpy as np
 
 from vision.sigil.geometry import CardGeometry
 
-__all__ = ["CardMaps", "card_maps", "element_mask", "prepare_reference"]
+__all__ = ["COVER_CHANNELS", "CardMaps", "card_maps", "cover_input", "element_mask",
+           "prepare_reference", "print_fade"]
 
 COARSE = 8  # the light-estimate grid cell, in rectified pixels
 MIN_CONTRAST = 0.05  # the print contrast is never taken as fainter than this
+COVER_PX_PER_MM = 1.0  # resolution of the learned cover map's input and output
+COVER_CHANNELS = 9
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,10 @@ class CardMaps:
     blind: np.ndarray      # printed artwork dark enough that ink cannot be measured on it
     contrast: float        # darkness of the printed artwork in this photo (0..1)
     rectified: np.ndarray  # BGR uint8 rectified card
+    cover_in: np.ndarray | None = None  # what the cover model saw (None: not used)
+    ref: Reference | None = None  # the blank card subtracted (for ``fade``)
+    spread_px: int = 1
+    px_per_mm: float = 4.0
 
     @property
     def level(self) -> float:
@@ -63,6 +71,18 @@ class CardMaps:
     def relative_ink(self) -> np.ndarray:
         """Ink over the print contrast of this photo (1: as dark as the printed artwork)."""
         return self.ink / self.level
+
+    @cached_property
+    def fade(self) -> np.ndarray | None:
+        """How many times fainter the printed artwork prints around each pixel than on the
+        card as a whole (:func:`print_fade`; glare washes print and pen out alike), or None
+        when it prints evenly or there is no blank card. Computed on first use."""
+        if self.ref is None or self.ref.stand_in:
+            return None
+        img = self.rectified.astype(np.float32)
+        norm = img / np.maximum(_up(_paper(img), img.shape[:2]), 1.0)
+        return print_fade(_min3(norm), self.ref, self.hidden, px_per_mm=self.px_per_mm,
+                          spread_px=self.spread_px)
 
 
 def _paper(img: np.ndarray) -> np.ndarray:
@@ -218,10 +238,81 @@ def _blind(ref: Reference, radius: int) -> np.ndarray:
     return out
 
 
+def _block(a: np.ndarray, f: int, how: str) -> np.ndarray:
+    """``a`` (H, W[, C]) reduced over f x f blocks by ``how`` ("mean" or "min"); the ragged
+    right and bottom edges are dropped."""
+    h, w = a.shape[0] // f, a.shape[1] // f
+    b = a[:h * f, :w * f].reshape(h, f, w, f, *a.shape[2:])
+    return b.mean(axis=(1, 3)) if how == "mean" else b.min(axis=(1, 3))
+
+
+def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,
+                px_per_mm: float) -> np.ndarray:
+    """What the learned cover model sees, float32 ``(COVER_CHANNELS, h, w)`` at
+    ``COVER_PX_PER_MM``: the photo's colour (balanced by the bare card's ``white``) and the
+    blank card's (light-normalised), each the block mean and the darkest channel's block
+    minimum (thin printed strokes, which a hand hides and a shadow does not), and the photo's
+    brightest pixel of each block (the bare card showing between pen strokes: writing in a
+    colour like skin's is not a hand)."""
+    f = max(1, round(px_per_mm / COVER_PX_PER_MM))
+    photo = rect.astype(np.float32) * (1.0 / np.maximum(white, 1.0)).astype(np.float32)
+    np.minimum(photo, 1.5, out=photo)
+    chans = [_block(photo, f, "mean"), _block(_min3(photo), f, "min")[..., None],
+             _block(ref.floor, f, "mean"), _block(ref.grey, f, "min")[..., None],
+             -_block(-photo.mean(axis=2), f, "min")[..., None]]
+    return np.ascontiguousarray(np.concatenate(chans, axis=2).transpose(2, 0, 1))
+
+
+def print_fade(norm_grey: np.ndarray, ref: Reference, hidden: np.ndarray, *,
+               px_per_mm: float, spread_px: int, window_mm: float = 10.0,
+               most: float = 4.0) -> np.ndarray | None:
+    """How many times fainter (>= 1, at most ``most``) the printed artwork prints around each
+    pixel than on the card as a whole: glare washes print and pen out alike. None when nothing
+    prints fainter.
+
+    ``norm_grey`` is the light-normalised photo's darkest channel. Per printed pixel of the
+    blank card, the photo's darkness (its darkest pixel within ``spread_px``) over the blank
+    card's, averaged over ``window_mm`` squares (three times as wide where too little print
+    lies within them), against the card's median. Where no print lies near enough, ``most``."""
+    printed = (ref.grey < 0.6) & ~hidden
+    if printed.sum() < 200:
+        return None
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * spread_px + 1, 2 * spread_px + 1))
+    dark = 1.0 - cv2.erode(norm_grey, k)
+    r = np.clip(dark / np.maximum(1.0 - ref.grey, 0.2), 0.0, 1.5) * printed
+    w = printed.astype(np.float32)
+    # at a quarter of the resolution: the fading is smooth (a glare spot spans centimetres)
+    small = (w.shape[1] // 4, w.shape[0] // 4)
+    rs = cv2.resize(r.astype(np.float32), small, interpolation=cv2.INTER_AREA)
+    ws = cv2.resize(w, small, interpolation=cv2.INTER_AREA)
+    # the window, and where it holds too little print, one three times as wide
+    local = np.full(rs.shape, np.nan, np.float32)
+    for scale, least in ((1, 0.02), (3, 0.01)):
+        win = max(3, round(scale * window_mm * px_per_mm / 4) | 1)
+        num = cv2.blur(rs, (win, win))
+        den = cv2.blur(ws, (win, win))
+        todo = np.isnan(local) & (den > least)
+        local[todo] = num[todo] / den[todo]
+    if np.isnan(local).all():
+        return None
+    typical = float(np.nanmedian(local))
+    # no print near enough to tell: as if washed out (nothing there says it is not)
+    gain = np.where(np.isnan(local), most, typical / np.maximum(np.nan_to_num(local),
+                                                                 typical / most))
+    gain = np.clip(gain, 1.0, most).astype(np.float32)
+    if float(gain.max()) < 1.15:
+        return None
+    return cv2.resize(cv2.blur(gain, (3, 3)), (w.shape[1], w.shape[0]),
+                      interpolation=cv2.INTER_LINEAR)
+
+
 def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
               hand_chroma: float = 0.10, hand_dark: float = 0.45, glare_gain: float = 1.22,
               hidden_grow_mm: float = 1.5, px_per_mm: float = 5.0,
               spread_px: int = 2, blob_mm: float = 4.0, blur_match: bool = True,
+              cover: Callable[[np.ndarray], np.ndarray] | None = None,
+              cover_level: float = 0.5, cover_min_mm: float = 3.0,
+              cover_island_mm2: float = 120.0, keep_cover_input: bool = False,
               ) -> CardMaps:
     """Ink, hidden and glare maps of a rectified card photo (see the module docstring).
 
@@ -230,6 +321,13 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     brightness ratio to the bare card below which the card is taken to be covered;
     ``glare_gain`` the brightness ratio above which it is washed out. Dark areas wider than
     ``blob_mm`` (no pen stroke is) are hidden too (0 turns this off).
+
+    ``cover``, when given (and a blank card is), replaces the colour and darkness rule: a
+    function from :func:`cover_input` to the probability (h, w) that each cell is covered
+    (the learned cover model); cells above ``cover_level`` are hidden, at their own size,
+    where they are at least ``cover_min_mm`` wide (no pen stroke is), and, away from the
+    card's edge, ``cover_island_mm2`` large (no hand lies on a card without reaching it).
+    ``keep_cover_input`` keeps its input in the maps (for training it).
     """
     H, W = rect.shape[:2]
     img = rect.astype(np.float32)
@@ -252,13 +350,45 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     chroma = np.abs(p / np.maximum(p.sum(axis=2, keepdims=True), 1e-3)
                     - r / np.maximum(r.sum(axis=2, keepdims=True), 1e-3)).sum(axis=2)
     ratio = p.mean(axis=2) / np.maximum(r.mean(axis=2), 1e-3)
-    cover = (chroma > hand_chroma) | (ratio < hand_dark)
     glare_small = ratio > glare_gain
     grow = max(1, round(hidden_grow_mm * px_per_mm))
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1))
-    # the max filter shrank covered areas by about a cell: grow them back and a margin more
-    hidden = _up(cover.astype(np.float32), (H, W)) > 0.25
-    hidden = cv2.dilate(hidden.astype(np.uint8), k, iterations=2).astype(bool)
+    learned = cover is not None and not ref.stand_in
+    cover_in = None
+    if learned or keep_cover_input:
+        cover_in = cover_input(rect, ref, white, px_per_mm)
+    if learned and cover is not None and cover_in is not None:
+        # the learned cover map: what a hand, a sleeve or strong glare hides, cell by cell
+        prob = cover(cover_in)
+        full = np.zeros((H, W), np.float32)
+        f = max(1, round(px_per_mm / COVER_PX_PER_MM))
+        full[:prob.shape[0] * f, :prob.shape[1] * f] = cv2.resize(
+            prob.astype(np.float32), (prob.shape[1] * f, prob.shape[0] * f),
+            interpolation=cv2.INTER_LINEAR)
+        hidden = full > cover_level
+        if cover_min_mm > 0:
+            # what covers the card is wider than any pen stroke: dense writing in a colour
+            # like skin's is not a hand
+            rad = max(1, round(cover_min_mm * px_per_mm / 2))
+            disk = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rad + 1, 2 * rad + 1))
+            hidden = cv2.morphologyEx(hidden.astype(np.uint8), cv2.MORPH_OPEN, disk).astype(bool)
+        if cover_island_mm2 > 0 and hidden.any():
+            # a hand or a sleeve reaches onto the card from beyond its edge: a small patch
+            # inside the card is dense writing (a filled circle, a scribbled cross)
+            _, lab, stats, _ = cv2.connectedComponentsWithStats(hidden.astype(np.uint8), 8)
+            edge = max(1, round(px_per_mm))
+            x0, y0, w0, h0 = (stats[:, k] for k in range(4))
+            inner = (x0 >= edge) & (y0 >= edge) & (x0 + w0 <= W - edge) & (h0 + y0 <= H - edge)
+            small = stats[:, cv2.CC_STAT_AREA] < cover_island_mm2 * px_per_mm ** 2
+            drop = np.nonzero(inner & small)[0]
+            drop = drop[drop > 0]
+            if len(drop):
+                hidden &= ~np.isin(lab, drop)
+    else:
+        covered = (chroma > hand_chroma) | (ratio < hand_dark)
+        # the max filter shrank covered areas by about a cell: grow them back and a margin more
+        hidden = _up(covered.astype(np.float32), (H, W)) > 0.25
+        hidden = cv2.dilate(hidden.astype(np.uint8), k, iterations=2).astype(bool)
     hidden |= ~valid
     glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
     glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
@@ -282,7 +412,11 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
     # not writing: what lies under it cannot be read
     if blob_mm > 0:
-        dark = ((ink > 0.3 * max(contrast, MIN_CONTRAST)) | hidden).astype(np.uint8)
+        dark = ink > 0.3 * max(contrast, MIN_CONTRAST)
+        if not learned:
+            # (the old rule's covered areas come out a cell short: the blob's margin grows them)
+            dark |= hidden
+        dark = dark.astype(np.uint8)
         # opened at half resolution (a blob is millimetres wide: the same blobs, a quarter
         # of the work), a half-resolution pixel dark when half or more of its four are
         half = cv2.resize(dark * np.uint8(255), (max(1, W // 2), max(1, H // 2)),
@@ -297,4 +431,5 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
             ink[blob] = 0.0
     blind = _blind(ref, spread_px)
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
-                    rectified=rect)
+                    rectified=rect, cover_in=cover_in if keep_cover_input else None,
+                    ref=ref, spread_px=spread_px, px_per_mm=px_per_mm)

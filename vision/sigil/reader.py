@@ -36,6 +36,7 @@ from vision.sigil import digits as dg
 from vision.sigil.bands import (
     BAND_MODEL_PATH,
     DISC_MODEL_PATH,
+    STRIP_HALF_MM,
     STRIP_LANES,
     BandModel,
     DiscModel,
@@ -45,6 +46,7 @@ from vision.sigil.bands import (
     sample_strips,
     strip_geometry,
 )
+from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.geometry import CardGeometry, card_geometry, project
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
@@ -135,9 +137,23 @@ class SigilConfig:
     band_min_jump: float = 0.25
     band_default: float = 0.5
     band_max_hidden: float = 0.25
+    # a pair more hidden than that is still "no line" when a visible stretch of its path this
+    # long holds no ink (below band_clean_level) within band_clean_half_mm of every centre
+    # line hypothesis: a pen line joins the two candles end to end
+    band_clean_mm: float = 6.0
+    band_clean_level: float = 0.2
+    band_clean_half_mm: float = 4.5
+    band_clean_max_fade: float = 1.5  # ... where the print is not washed out (CardMaps.fade)
     # the learned crossed-candle classifier (same thresholds on its probabilities)
     disc_model_path: str = str(DISC_MODEL_PATH)
     disc_max_hidden: float = 0.3
+    # the learned cover map (what a hand or strong glare hides); without its file, or without
+    # a blank-card reference, the colour and darkness rule of vision.sigil.ink decides
+    cover_model_path: str = str(COVER_MODEL_PATH)
+    use_cover_model: bool = True
+    cover_level: float = 0.5
+    cover_min_mm: float = 3.0
+    cover_island_mm2: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -358,12 +374,13 @@ def card_samples(image: np.ndarray, layout: Any,
     ink crops, as the digit reader gets them). Raises like
     :func:`read_sigil`."""
     cfg = config or SigilConfig()
-    geom, _, maps, _ = _prepare(image, layout, reference, cfg, others)
+    geom, _, maps, _ = _prepare(image, layout, reference, cfg, others, keep_cover_input=True)
     geo, strips, seen = _strips(maps, geom, cfg)
     v = np.clip(maps.relative_ink, 0, 1.5).astype(np.float32)
     boxes = np.stack([_box_crop(v, box, cfg.px_per_mm) for box in geom.top_boxes])
     return {"pairs": geom.pairs, "owner": geo.owner, "strips": strips, "seen": seen,
-            "discs": _discs(maps, geom, cfg), "boxes": boxes}
+            "discs": _discs(maps, geom, cfg), "boxes": boxes, "cover_in": maps.cover_in,
+            "hidden": maps.hidden}
 
 
 def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
@@ -530,6 +547,32 @@ def _lines_by_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     return strengths, t_line, lines, unknown
 
 
+def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
+                  fade: np.ndarray | None) -> np.ndarray:
+    """Per strip, the longest run (mm along the chord) of rows between the outlines that are
+    in view (neither hidden nor glare, the print there not washed out: ``fade`` at most
+    ``band_clean_max_fade``) and hold no ink above ``band_clean_level`` within
+    ``band_clean_half_mm`` of the centre line. A line joining the two candles would cross
+    every such row."""
+    half = min(STRIP_LANES // 2, round(cfg.band_clean_half_mm / STRIP_HALF_MM
+                                       * (STRIP_LANES // 2)))
+    mid = STRIP_LANES // 2
+    win = strips[:, :3, :, mid - half:mid + half + 1].max(axis=3)           # (R, 3, L)
+    ok = (win[:, 1] < 0.5) & (win[:, 2] < 0.5) & (win[:, 0] < cfg.band_clean_level) \
+        & geo.inside
+    if fade is not None:
+        f = cv2.remap(fade, geo.mapx, geo.mapy, cv2.INTER_LINEAR,
+                      borderMode=cv2.BORDER_CONSTANT, borderValue=10.0)
+        f = f.reshape(len(strips), -1, STRIP_LANES)[:, :, mid - half:mid + half + 1].max(axis=2)
+        ok &= f <= cfg.band_clean_max_fade
+    # longest run of True along each row: index of the last False before each position
+    L = ok.shape[1]
+    idx = np.arange(L)[None, :]
+    last_bad = np.maximum.accumulate(np.where(ok, -1, idx), axis=1)
+    run = np.where(ok, idx - last_bad, 0).max(axis=1)
+    return run * geo.step_mm
+
+
 def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model: BandModel,
                     ) -> tuple[dict[tuple[int, int], float | None], float,
                                list[tuple[int, int]], list[str]]:
@@ -549,10 +592,17 @@ def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model:
                              default=cfg.band_default)
     strengths: dict[tuple[int, int], float | None] = {}
     lines, unknown = [], []
+    clean = None
     for p, pair in enumerate(geom.pairs):
         if hidden[p] > cfg.band_max_hidden:
             # the model never saw strips this hidden (the renderer calls them unknown): it
-            # does not speak for them
+            # does not speak for them; a long clean stretch in view still rules a line out
+            if clean is None:
+                clean = np.full(n, np.inf)
+                np.minimum.at(clean, geo.owner, _clean_run_mm(strips, geo, cfg, maps.fade))
+            if clean[p] >= cfg.band_clean_mm:
+                strengths[pair] = 0.0
+                continue
             unknown.append(f"line {pair[0]}-{pair[1]}")
             strengths[pair] = None
         else:
@@ -820,7 +870,8 @@ def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Re
 
 def _prepare(image: np.ndarray, layout: Any,
              reference: np.ndarray | Sequence[np.ndarray] | None, cfg: SigilConfig,
-             others: Sequence[Any], hint: np.ndarray | None = None,
+             others: Sequence[Any], hint: np.ndarray | None = None, *,
+             keep_cover_input: bool = False,
              ) -> tuple[CardGeometry, Pose, CardMaps, list[str]]:
     """Steps 1-2 of the reader: the card's geometry, its pose, its maps, and notes (the
     first note "no reference" when the layout's elements stand in for a blank card)."""
@@ -859,9 +910,14 @@ def _prepare(image: np.ndarray, layout: Any,
     d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
     photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
+    cover = CoverModel(cfg.cover_model_path) if cfg.use_cover_model else None
     maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
                      glare_gain=cfg.glare_gain, px_per_mm=s, spread_px=spread,
-                     blob_mm=cfg.blob_mm)
+                     blob_mm=cfg.blob_mm,
+                     cover=cover if cover is not None and cover.available() else None,
+                     cover_level=cfg.cover_level, cover_min_mm=cfg.cover_min_mm,
+                     cover_island_mm2=cfg.cover_island_mm2,
+                     keep_cover_input=keep_cover_input)
     if maps.contrast < cfg.min_contrast:
         raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
                        f"{maps.contrast:.2f} < {cfg.min_contrast})")
