@@ -246,6 +246,30 @@ def _block(a: np.ndarray, f: int, how: str) -> np.ndarray:
     return b.mean(axis=(1, 3)) if how == "mean" else b.min(axis=(1, 3))
 
 
+def _block_min(a: np.ndarray, f: int, h: int, w: int) -> np.ndarray:
+    """Minimum of ``a`` (2-D) over each f x f block, (h, w)."""
+    return cv2.erode(a, np.ones((f, f), np.uint8), anchor=(0, 0),
+                     borderType=cv2.BORDER_REPLICATE)[0:h * f:f, 0:w * f:f]
+
+
+_REF_COVER: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
+
+
+def _ref_cover(ref: Reference, f: int, h: int, w: int) -> np.ndarray:
+    """The blank card's channels of :func:`cover_input`, (h, w, 4), cached per reference."""
+    key = (id(ref), f)
+    hit = _REF_COVER.get(key)
+    if hit is not None and hit[0] is ref and hit[1].shape[:2] == (h, w):
+        return hit[1]
+    if len(_REF_COVER) > 32:
+        _REF_COVER.clear()
+    out = np.concatenate([
+        cv2.resize(ref.floor[:h * f, :w * f], (w, h), interpolation=cv2.INTER_AREA),
+        _block_min(ref.grey, f, h, w)[..., None]], axis=2).astype(np.float32)
+    _REF_COVER[key] = (ref, out)
+    return out
+
+
 def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,
                 px_per_mm: float) -> np.ndarray:
     """What the learned cover model sees, float32 ``(COVER_CHANNELS, h, w)`` at
@@ -255,12 +279,18 @@ def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,
     brightest pixel of each block (the bare card showing between pen strokes: writing in a
     colour like skin's is not a hand)."""
     f = max(1, round(px_per_mm / COVER_PX_PER_MM))
-    photo = rect.astype(np.float32) * (1.0 / np.maximum(white, 1.0)).astype(np.float32)
+    h, w = rect.shape[0] // f, rect.shape[1] // f
+    photo = rect[:h * f, :w * f].astype(np.float32)
+    photo *= (1.0 / np.maximum(white, 1.0)).astype(np.float32)
     np.minimum(photo, 1.5, out=photo)
-    chans = [_block(photo, f, "mean"), _block(_min3(photo), f, "min")[..., None],
-             _block(ref.floor, f, "mean"), _block(ref.grey, f, "min")[..., None],
-             -_block(-photo.mean(axis=2), f, "min")[..., None]]
-    return np.ascontiguousarray(np.concatenate(chans, axis=2).transpose(2, 0, 1))
+    bright = (photo[..., 0] + photo[..., 1] + photo[..., 2]) * np.float32(1 / 3)
+    out = np.empty((COVER_CHANNELS, h, w), np.float32)
+    out[:3] = cv2.resize(photo, (w, h), interpolation=cv2.INTER_AREA).transpose(2, 0, 1)
+    out[3] = _block_min(_min3(photo), f, h, w)
+    out[4:8] = _ref_cover(ref, f, h, w).transpose(2, 0, 1)
+    out[8] = cv2.dilate(bright, np.ones((f, f), np.uint8), anchor=(0, 0),
+                        borderType=cv2.BORDER_REPLICATE)[0:h * f:f, 0:w * f:f]
+    return out
 
 
 def print_fade(norm_grey: np.ndarray, ref: Reference, hidden: np.ndarray, *,
@@ -383,7 +413,9 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
             drop = np.nonzero(inner & small)[0]
             drop = drop[drop > 0]
             if len(drop):
-                hidden &= ~np.isin(lab, drop)
+                keep = np.ones(len(stats), bool)
+                keep[drop] = False
+                hidden &= keep[lab]
     else:
         covered = (chroma > hand_chroma) | (ratio < hand_dark)
         # the max filter shrank covered areas by about a cell: grow them back and a margin more
