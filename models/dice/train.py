@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from vision.dice.reader import CLASSES, CROP, STRIDE, crop_batch
-from vision.render.dice import render_scene
+from vision.render.dice import render_closeup, render_scene
 
 SCENE = 192
 STRETCH = (0.7, 1.4)  # photos squashed to a square by their exporter
@@ -159,21 +159,62 @@ TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
 HAND_RATE = 0.25
 
 
+CLEAR_RATE = 0.1  # casino-style see-through dice among the others
+TILE_RATE = 0.0  # share of scenes made of 2x2 close-ups (set by --tile-rate)
+SUPERSAMPLE = 1  # close-ups drawn at this many times their resolution (set by --supersample)
+
+
 def scene(rng: np.random.Generator, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
+    if kind < TILE_RATE:
+        return closeup_tiles(rng, extras)
+    kind = (kind - TILE_RATE) / (1.0 - TILE_RATE)
+    clear = CLEAR_RATE if TILE_RATE > 0 else 0.0
     if kind >= 0.25:
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
                             size_px=(10.0, 64.0), stretch=STRETCH, distractor_rate=0.35,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
-                            extras=extras)
+                            extras=extras, clear_rate=clear)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
-                            extras=extras)
+                            extras=extras, clear_rate=2 * clear)
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
-                        stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras)
+                        stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
+                        clear_rate=clear)
+
+
+def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
+                  ) -> tuple[np.ndarray, list[dict]]:
+    """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
+    reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
+    ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
+    from them, as the reader cuts them from the frame it was given)."""
+    half = SCENE // 2
+    canvas = np.empty((SCENE, SCENE, 3), np.uint8)
+    labels: list[dict] = []
+    tiles = []
+    for k in range(4):
+        side = int(rng.integers(44, half + 1))
+        image, lbs = render_closeup(rng, side, supersample=SUPERSAMPLE)
+        tiles.append((image, lbs))
+        f = half / side
+        ox, oy = (k % 2) * half, (k // 2) * half
+        canvas[oy:oy + half, ox:ox + half] = cv2.resize(image, (half, half),
+                                                        interpolation=cv2.INTER_LINEAR)
+        for lb in lbs:
+            moved = dict(lb)
+            for key in ("bbox", "die_bbox"):
+                b = lb[key]
+                moved[key] = [b[0] * f + ox, b[1] * f + oy, b[2] * f + ox, b[3] * f + oy]
+            labels.append(moved)
+    if extras is not None:
+        extras["tiles"] = tiles
+        extras["hand_mask"] = None
+        extras["distractors"] = []
+    return canvas, labels
 
 
 def hand_target(mask: np.ndarray | None) -> np.ndarray:
@@ -290,10 +331,17 @@ def main() -> None:
     parser.add_argument("--only", choices=["detector", "classifier"], default=None)
     parser.add_argument("--clear-weight", type=float, default=1.0,
                         help="weight of the classifier's translucent loss")
+    parser.add_argument("--tile-rate", type=float, default=0.0,
+                        help="share of scenes made of 2x2 close-ups of one die each (with it, "
+                        "casino-style see-through dice also appear in the other scenes)")
+    parser.add_argument("--supersample", type=int, default=1,
+                        help="draw the close-ups at this many times their resolution")
     parser.add_argument("--cache", help="npz of rendered scenes: loaded if present, else written")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     args = parser.parse_args()
+    global TILE_RATE, SUPERSAMPLE
+    TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -338,6 +386,13 @@ def render_data(n: int, rng: np.random.Generator,
         sizes.append(s)
         masks.append(m)
         hands.append(hand_target(extras.get("hand_mask")))
+        if "tiles" in extras:  # close-ups: crops from each native close-up
+            for tile, tile_labels in extras["tiles"]:
+                boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1)
+                if boxes:
+                    crops.append(crop_batch(tile, boxes))
+                    classes.extend(cls)
+            continue
         boxes, cls = crops_from(image, labels, rng)
         for box in extras.get("distractors", [])[:4]:
             if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)

@@ -4,7 +4,10 @@
         [--models DIR] [--set value_threshold=0.6 --set hand_min_share=0.02]
 
 The scenes are those of ``doomcompanion render dice OUT --count N --seed S`` (same seeds, same
-renderer defaults), read in memory. Thresholds of :class:`vision.dice.DiceConfig` are chosen
+renderer defaults), read in memory. ``--closeups`` reads close-ups of one die instead
+(:func:`vision.render.dice.render_closeup`, 44-128 px, half of them casino-style see-through
+dice, neighbours cut by the border), a second rendered set for crops of one die.
+Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
 - the ``eval dice`` figures on the flat dice (cocked and covered dice are left out: a reading
@@ -30,7 +33,7 @@ import numpy as np
 from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import match, score_image, summarize
 from vision.readings import DiceReading
-from vision.render.dice import render_scene
+from vision.render.dice import render_closeup, render_scene
 
 
 def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
@@ -51,6 +54,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=777)
     parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx")
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
+    parser.add_argument("--closeups", action="store_true",
+                        help="close-ups of one die (render_closeup) instead of table scenes")
     args = parser.parse_args()
     config = DiceConfig()
     if args.models:
@@ -63,7 +68,11 @@ def main() -> None:
     clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
     for i in range(args.count):
         extras: dict = {}
-        image, labels = render_scene(np.random.default_rng([args.seed, i]), extras=extras)
+        rng = np.random.default_rng([args.seed, i])
+        if args.closeups:
+            image, labels = render_closeup(rng, int(rng.integers(44, 129)))
+        else:
+            image, labels = render_scene(rng, extras=extras)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -92,6 +101,7 @@ def main() -> None:
                 if read not in ("null", "missed", str(true)))
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
+        "closeups": args.closeups,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

@@ -81,7 +81,7 @@ class DiceConfig:
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
     hand_min_share: float = 0.02
-    translucent_threshold: float = 0.5
+    translucent_threshold: float = 0.7
     detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
     classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
 

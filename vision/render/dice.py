@@ -29,8 +29,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-__all__ = ["COLORS", "DieSpec", "draw_dice", "random_background", "random_specs",
-           "render_scene"]
+__all__ = ["COLORS", "DieSpec", "clear_spec", "draw_dice", "random_background",
+           "random_specs", "render_closeup", "render_scene"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -66,6 +66,10 @@ class DieSpec:
     Convention: ``center`` is the die's footprint centre on the table in image pixels
     ``(x, y)``; ``size`` the edge length in pixels at that point; ``yaw_deg`` the turn about
     the vertical axis; ``cock_deg`` a lean (0 = flat; a cocked die has no readable top face).
+    ``see_through`` in (0, 1) draws a clear die in 3-D: the far faces (bottom and hidden sides)
+    are drawn first with their pips and the near faces over them at opacity
+    ``1 - see_through``, so the bottom's pips and the hidden sides' pips (thin bars along the
+    edges) show through the top face; 0 keeps the flat show-through of ``translucent``.
     """
 
     value: int
@@ -83,6 +87,7 @@ class DieSpec:
     face_turn: int = 0
     rounding: float = 0.12
     logo: bool = False
+    see_through: float = 0.0
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -96,8 +101,10 @@ def _rot_x(a: float) -> np.ndarray:
 
 
 def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
-                  rng: np.random.Generator, show_through: int | None) -> np.ndarray:
-    """A face of the die as a float image ``(T, T, 3)`` in [0, 255]."""
+                  rng: np.random.Generator, show_through: int | None,
+                  paint: np.ndarray | None = None) -> np.ndarray:
+    """A face of the die as a float image ``(T, T, 3)`` in [0, 255]; ``paint`` ``(T, T)``, if
+    given, receives 1 where pips and marks are painted (turned like the face)."""
     t = _TEX
     tex = np.empty((t, t, 3), np.float32)
     tex[:] = body
@@ -120,6 +127,8 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
         jitter = rng.normal(0, 0.004 * t, 2)
         center = (round((cx + jitter[0]) * 16), round((cy + jitter[1]) * 16))
         cv2.circle(tex, center, int(r * 16), tuple(float(c) for c in pip), -1, cv2.LINE_AA, 4)
+        if paint is not None:
+            cv2.circle(paint, center, int(r * 16), 1.0, -1, cv2.LINE_AA, 4)
         if spec.glossy and rng.random() < 0.5:  # small highlight or engraved rim
             cv2.circle(tex, center, int(r * 16), tuple(float(c) * 0.7 for c in pip), 1,
                        cv2.LINE_AA, 4)
@@ -133,8 +142,11 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
         start = rng.uniform(0, 2 * math.pi)
         for k in range(n):
             a = start + 2 * math.pi * k / n
-            cv2.circle(tex, (int(t / 2 + rad * math.cos(a)), int(t / 2 + rad * math.sin(a))),
-                       max(1, int(rng.uniform(0.025, 0.045) * t)), ink, -1, cv2.LINE_AA)
+            mark = (int(t / 2 + rad * math.cos(a)), int(t / 2 + rad * math.sin(a)))
+            mr = max(1, int(rng.uniform(0.025, 0.045) * t))
+            cv2.circle(tex, mark, mr, ink, -1, cv2.LINE_AA)
+            if paint is not None:
+                cv2.circle(paint, mark, mr, 1.0, -1, cv2.LINE_AA)
     elif spec.logo and value in (1, 2):  # a maker's name printed around the pips
         ink = tuple(float(c) for c in (pip if rng.random() < 0.6 else (40, 40, 170)))
         start = rng.uniform(0, 2 * math.pi)
@@ -147,6 +159,8 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
             cv2.putText(tex, str(rng.choice(list("BICYLEASNOR"))),
                         (int(cx * t) - 3, int(cy * t) + 3),
                         cv2.FONT_HERSHEY_SIMPLEX, 0.3, ink, 1, cv2.LINE_AA)
+    if paint is not None:
+        paint[:] = np.rot90(paint, spec.face_turn % 4)
     return np.rot90(tex, spec.face_turn % 4).copy()
 
 
@@ -226,8 +240,9 @@ def _rounded_alpha(rounding: float) -> np.ndarray:
 
 def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: float,
                opacity: float, tint: np.ndarray | None = None,
-               rounding: float = 0.0) -> np.ndarray | None:
-    """Warp a face texture onto ``quad`` of ``frame`` (in place); return the face mask."""
+               rounding: float = 0.0, alpha_tex: np.ndarray | None = None) -> np.ndarray | None:
+    """Warp a face texture onto ``quad`` of ``frame`` (in place); return the face mask.
+    ``alpha_tex`` ``(T, T)``, if given, is a per-texel opacity (a clear body, solid pips)."""
     x0, y0, x1, y1 = _quad_box(quad, frame.shape)
     if x1 - x0 < 1 or y1 - y0 < 1:
         return None
@@ -247,7 +262,11 @@ def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: floa
         alpha = mask.astype(np.float32) / 255.0
     if tint is not None:
         patch = patch * tint
-    _blend_region(frame, patch, alpha * opacity, x0, y0)
+    blend = alpha * opacity
+    if alpha_tex is not None:
+        blend = blend * cv2.warpPerspective(alpha_tex, m, size, flags=cv2.INTER_LINEAR,
+                                            borderMode=cv2.BORDER_REPLICATE)
+    _blend_region(frame, patch, blend, x0, y0)
     full = np.zeros(frame.shape[:2], np.float32)
     full[y0:y1, x0:x1] = alpha
     return full
@@ -339,25 +358,41 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             corners = np.array([c for _, q in _FACES for c in q]) @ rot.T
             lift = np.array([0, 0, -corners[:, 2].min()])
         drawn = []
+        far = []
         for k, (n, quad) in enumerate(_FACES):
             nw = rot @ n
             facing = float(nw @ view)
-            if facing <= 0.02:
-                continue
             pts = quad @ rot.T + lift
+            if facing <= 0.02:
+                far.append((facing, k, nw, pts))
+                continue
             drawn.append((facing, k, nw, pts))
         drawn.sort(key=lambda d: d[0])
+        if spec.see_through > 0:
+            f_pip = float(rng.uniform(0.35, 0.75))
+            for _facing, k, _nw, pts in sorted(far, key=lambda d: d[0]):
+                tex = _face_texture(values[k], body, body + f_pip * (pip - body), spec, rng,
+                                    None)
+                _warp_face(frame, tex, _project(pts, spec, tilt, f), 0.55 + 0.3 * rng.random(),
+                           1.0, rounding=spec.rounding)
         top_mask = None
         top_quad = None
         all_pts = []
+        paint_of: dict[int, np.ndarray] = {}
         for _facing, k, nw, pts in drawn:
             img_quad = _project(pts, spec, tilt, f)
             all_pts.append(img_quad)
             shade = 0.55 + 0.5 * max(0.0, float(nw @ lvec))
-            through = 7 - values[k] if spec.translucent else None
-            tex = _face_texture(values[k], body, pip, spec, rng, through)
+            through = 7 - values[k] if spec.translucent and not spec.see_through else None
+            paint_of[k] = np.zeros((_TEX, _TEX), np.float32)
+            tex = _face_texture(values[k], body, pip, spec, rng, through, paint_of[k])
             opacity = 0.82 if spec.translucent else 1.0
-            mask = _warp_face(frame, tex, img_quad, shade, opacity, rounding=spec.rounding)
+            paint = None
+            if spec.see_through > 0:  # clear body, solid paint (pips, marks)
+                opacity = 1.0
+                paint = (1.0 - spec.see_through) + spec.see_through * paint_of[k]
+            mask = _warp_face(frame, tex, img_quad, shade, opacity, rounding=spec.rounding,
+                              alpha_tex=paint)
             if mask is None:
                 continue
             owner[mask > 0.5] = i
@@ -380,13 +415,15 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             top_area[i] = float((top_mask > 0.5).sum())
         box = [float(top_quad[:, 0].min()), float(top_quad[:, 1].min()),
                float(top_quad[:, 0].max()), float(top_quad[:, 1].max())]
+        area = max((box[2] - box[0]) * (box[3] - box[1]), 1e-6)
         box = _clip_box(box, w, h)
+        inside = round(min(1.0, (box[2] - box[0]) * (box[3] - box[1]) / area), 3)
         state = "cocked" if spec.cock_deg and top_mask is None else "flat"
         labels[i] = {"value": spec.value if state == "flat" else None,
                      "color": REPORTED.get(spec.color, spec.color) if not spec.translucent
                      else "translucent",
                      "bbox": box, "die_bbox": _clip_box(die_box, w, h), "state": state,
-                     "visible": 1.0}
+                     "visible": 1.0, "inside": inside}
     # top faces covered by nearer dice
     for i in range(len(specs)):
         if top_area[i] > 0:
@@ -540,8 +577,9 @@ def _draw_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.
 # ----------------------------------------------------------------------------- scenes
 def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
                  size_px: float, cocked_rate: float = 0.06, colors: Sequence[str] | None = None,
-                 translucent_rate: float = 0.1) -> list[DieSpec]:
-    """``count`` dice placed on a ``w x h`` frame, touching allowed, not overlapping."""
+                 translucent_rate: float = 0.1, clear_rate: float = 0.0) -> list[DieSpec]:
+    """``count`` dice placed on a ``w x h`` frame, touching allowed, not overlapping;
+    ``clear_rate`` of them casino-style see-through dice (:func:`clear_spec`)."""
     names = list(colors) if colors else list(COLORS)
     specs: list[DieSpec] = []
     tries = 0
@@ -573,7 +611,123 @@ def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
             big_one=bool(rng.random() < 0.15), face_turn=int(rng.integers(0, 4)),
             rounding=float(rng.choice([0.0, rng.uniform(0.04, 0.2)], p=[0.15, 0.85])),
             logo=bool(rng.random() < 0.2)))
+        if clear_rate > 0 and rng.random() < clear_rate:
+            specs[-1] = replace(clear_spec(rng, c, s), cock_deg=specs[-1].cock_deg)
     return specs
+
+
+# dark clear bodies of casino-style dice (BGR): red, blue, green, purple, smoke, amber
+_CLEAR_BODIES = ((30, 30, 150), (140, 50, 15), (50, 110, 20), (110, 30, 90), (45, 40, 40),
+                 (20, 90, 170))
+_CLEAR_NAMES = ("red", "blue", "green", "purple", "black", "orange")
+
+
+def clear_spec(rng: np.random.Generator, center: tuple[float, float], size: float) -> DieSpec:
+    """A casino-style die: a dark see-through body (the far faces' pips show through), large
+    flush white pips, sharp edges, often a ring of marks around the 1."""
+    k = int(rng.integers(len(_CLEAR_BODIES)))
+    body = np.asarray(_CLEAR_BODIES[k], float) * rng.uniform(0.45, 1.1) + rng.normal(0, 8, 3)
+    pip = np.clip(rng.uniform(215, 250) + rng.normal(0, 6, 3), 0, 255)
+    return DieSpec(
+        value=int(rng.integers(1, 7)), color=_CLEAR_NAMES[k], center=center, size=size,
+        yaw_deg=float(rng.uniform(0, 90)),
+        body=tuple(int(v) for v in np.clip(body, 0, 255)),  # type: ignore[arg-type]
+        pip=tuple(int(v) for v in pip),  # type: ignore[arg-type]
+        translucent=True, glossy=bool(rng.random() < 0.8),
+        pip_radius=float(rng.uniform(0.1, 0.15)), big_one=bool(rng.random() < 0.6),
+        face_turn=int(rng.integers(0, 4)),
+        rounding=float(rng.choice([0.0, rng.uniform(0.02, 0.07)])),
+        logo=bool(rng.random() < 0.7), see_through=float(rng.uniform(0.3, 0.7)))
+
+
+def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
+                   tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
+                   degrade: bool = True) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """A ``side x side`` close-up of one die, with neighbours cut by the border.
+
+    Two framings, drawn at random: a detector's crop (the square around the whole visible die,
+    side faces included, 0.95-1.3 times its longer side: the die fills the frame, turned any
+    way) or a photographer's close-up (1.4-2.4 die edges around the top face). ``clear_rate``
+    of the main dice are casino-style see-through dice (:func:`clear_spec`), the others like
+    :func:`random_specs`; up to four neighbours lie around it, often touching.
+    Labels as :func:`render_scene`; a die whose top face lies less than 40% inside the frame is
+    left out (nothing to read), one 40-75% inside is ``"unreadable"``. ``supersample`` k > 1
+    draws the table at k times the resolution and shrinks the framed close-up (crisp edges,
+    like a crop of a large photo).
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+
+    Examples
+    --------
+    >>> image, labels = render_closeup(np.random.default_rng(0), 64)
+    >>> image.shape, labels[0]["state"]
+    ((64, 64, 3), 'flat')
+    """
+    k = max(1, int(supersample))
+    big = 4 * side if k == 1 else 3 * side * k  # drawn on a larger table, then framed
+    frame = random_background(rng, big, big)
+    size = side * k * float(rng.uniform(0.6, 1.0))
+    tilt = float(rng.uniform(*tilt_deg))
+    centre = (big / 2, big / 2 + size * math.sin(math.radians(tilt)) * 0.9)
+    if rng.random() < clear_rate:
+        main = clear_spec(rng, centre, size)
+    else:
+        main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
+                                    translucent_rate=0.2)[0], center=centre, size=size)
+    specs = [main]
+    for _ in range(int(rng.integers(0, 5))):
+        ang = rng.uniform(0, 2 * math.pi)
+        s = size * rng.uniform(0.85, 1.15)
+        dist = (size + s) * rng.uniform(0.55, 0.85)
+        c = (centre[0] + math.cos(ang) * dist, centre[1] + math.sin(ang) * dist)
+        if any(math.hypot(c[0] - o.center[0], c[1] - o.center[1]) < 0.5 * (s + o.size) * 1.1
+               for o in specs):
+            continue
+        other = clear_spec(rng, c, s) if main.see_through and rng.random() < 0.8 else replace(
+            random_specs(rng, big, big, count=1, size_px=s)[0], center=c, size=s)
+        specs.append(other)
+    az = rng.uniform(0, 2 * math.pi)
+    light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
+    labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
+                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.5)))
+    if rng.random() < 0.6:  # a detector's crop around the whole die
+        x0, y0, x1, y1 = labels[0]["die_bbox"]
+        span = max(x1 - x0, y1 - y0) * float(rng.uniform(0.95, 1.3))
+    else:
+        x0, y0, x1, y1 = labels[0]["bbox"]
+        span = size * float(rng.uniform(1.4, 2.4))
+    cx = (x0 + x1) / 2 + rng.normal(0, 0.04) * span
+    cy = (y0 + y1) / 2 + rng.normal(0, 0.04) * span
+    f = side * k / span
+    m = np.float32([[f, 0, side * k / 2 - f * cx], [0, f, side * k / 2 - f * cy]])
+    out = cv2.warpAffine(frame, m, (side * k, side * k), flags=cv2.INTER_AREA if f < 1
+                         else cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if k > 1:
+        out = cv2.resize(out, (side, side), interpolation=cv2.INTER_AREA)
+    f /= k
+    kept = []
+    for lb in labels:
+        if lb["state"] == "flat" and lb.get("visible", 1.0) < 0.6:
+            continue
+        box = [(v - cx) * f + side / 2 if j % 2 == 0 else (v - cy) * f + side / 2
+               for j, v in enumerate(lb["bbox"])]
+        area = max((box[2] - box[0]) * (box[3] - box[1]), 1e-6)
+        lb["bbox"] = _clip_box(box, side, side)
+        b = lb["bbox"]
+        inside = (b[2] - b[0]) * (b[3] - b[1]) / area
+        lb["inside"] = round(min(1.0, inside * lb.get("inside", 1.0)), 3)
+        d = [(v - cx) * f + side / 2 if j % 2 == 0 else (v - cy) * f + side / 2
+             for j, v in enumerate(lb["die_bbox"])]
+        lb["die_bbox"] = _clip_box(d, side, side)
+        if lb["inside"] < 0.4 or b[2] - b[0] < 3 or b[3] - b[1] < 3:
+            continue
+        if lb["inside"] < 0.75 and lb["state"] == "flat":
+            lb["state"], lb["value"] = "unreadable", None
+        lb["hand"] = False
+        kept.append(lb)
+    if degrade:
+        out = _degrade(out, rng)
+    return out, kept
 
 
 def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 480,
@@ -582,7 +736,8 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  colors: Sequence[str] | None = None, cocked_rate: float = 0.06,
                  translucent_rate: float = 0.1, stretch: tuple[float, float] = (1.0, 1.0),
                  distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
-                 degrade: bool = True) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                 degrade: bool = True, clear_rate: float = 0.0,
+                 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
     Parameters
@@ -595,6 +750,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     hand_rate : probability of a hand entering the frame.
     colors : body colour names to draw from (default: all of :data:`COLORS`).
     cocked_rate, translucent_rate : share of cocked and translucent dice.
+    clear_rate : share of casino-style see-through dice (:func:`clear_spec`).
     stretch : range of a horizontal stretch of the finished image (exporters that squash
         photos to a square); ``(1, 1)`` keeps the camera's aspect.
     distractor_rate : probability of look-alikes on the table that are not dice: round number
@@ -627,7 +783,8 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     n = int(rng.integers(count[0], count[1] + 1))
     size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
     specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
-                         cocked_rate=cocked_rate, translucent_rate=translucent_rate)
+                         cocked_rate=cocked_rate, translucent_rate=translucent_rate,
+                         clear_rate=clear_rate)
     tilt = float(rng.uniform(*tilt_deg))
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

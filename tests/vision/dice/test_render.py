@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.render.dice import COLORS, DieSpec, draw_dice, random_background, render_scene
+from vision.render.dice import (
+    COLORS,
+    DieSpec,
+    clear_spec,
+    draw_dice,
+    random_background,
+    random_specs,
+    render_closeup,
+    render_scene,
+)
 
 
 def test_same_seed_same_scene():
@@ -87,3 +98,44 @@ def test_distractors_are_reported_in_extras():
     assert extras["distractors"]
     for x0, y0, x1, y1 in extras["distractors"]:
         assert x0 < x1 and y0 < y1
+
+
+def test_default_scene_has_no_see_through_dice_and_a_clear_rate_adds_them():
+    rng_a, rng_b = np.random.default_rng(11), np.random.default_rng(11)
+    plain = random_specs(rng_a, 200, 200, count=8, size_px=30)
+    mixed = random_specs(rng_b, 200, 200, count=8, size_px=30, clear_rate=1.0)
+    assert not any(s.see_through for s in plain)
+    assert all(0 < s.see_through < 1 and s.translucent for s in mixed)
+
+
+def test_see_through_die_shows_its_far_faces():
+    """The bottom face's pips show through the top face of a clear die (not of a solid one)."""
+    spec = clear_spec(np.random.default_rng(0), (80.0, 80.0), 80.0)
+    spec = replace(spec, value=1, big_one=False, logo=False, yaw_deg=0.0, glossy=False,
+                   body=(140, 50, 15), pip=(245, 245, 245), see_through=0.6, rounding=0.0)
+    clear = np.full((160, 160, 3), 60, np.uint8)
+    solid = clear.copy()
+    lc = draw_dice(clear, [spec], np.random.default_rng(1), tilt_deg=0, shadows=0, glare=0)
+    draw_dice(solid, [replace(spec, see_through=0.0, translucent=False)],
+              np.random.default_rng(1), tilt_deg=0, shadows=0, glare=0)
+    x0, y0, x1, y1 = (int(v) for v in lc[0]["bbox"])
+    # the bottom (6) has pips at the corners of the face, where the top (1) has none
+    u, v = x0 + int(0.27 * (x1 - x0)), y0 + int(0.27 * (y1 - y0))
+    assert clear[v - 2:v + 3, u - 2:u + 3].mean() > solid[v - 2:v + 3, u - 2:u + 3].mean() + 15
+    # the top face's own pip stays solid paint
+    c = ((x0 + x1) // 2, (y0 + y1) // 2)
+    assert clear[c[1], c[0]].min() > 200
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_closeup_frames_one_die_and_labels_inside(seed):
+    image, labels = render_closeup(np.random.default_rng(seed), 64)
+    assert image.shape == (64, 64, 3) and image.dtype == np.uint8
+    assert labels
+    for lb in labels:
+        x0, y0, x1, y1 = lb["bbox"]
+        assert 0 <= x0 < x1 <= 64 and 0 <= y0 < y1 <= 64
+        assert lb["inside"] >= 0.4
+        assert (lb["value"] in range(1, 7)) == (lb["state"] == "flat")
+    # the framed die is the largest top face in view
+    assert max(b[2] - b[0] for b in (lb["bbox"] for lb in labels)) >= 20
