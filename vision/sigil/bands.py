@@ -27,7 +27,7 @@ import numpy as np
 from vision.onnxmodel import onnx_session
 
 __all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "BandModel", "DiscModel", "StripGeometry",
-           "disc_geometry", "sample_discs", "sample_strips", "strip_geometry"]
+           "disc_geometry", "sample_discs", "sample_strips", "stack_maps", "strip_geometry"]
 
 BAND_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "sigil_bands" / "bands.onnx"
 DISC_MODEL_PATH = BAND_MODEL_PATH.with_name("discs.onnx")
@@ -90,39 +90,26 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
                          mapy.reshape(R * STRIP_LEN, STRIP_LANES), inside, lengths, steps)
 
 
-_LAST_STACK: tuple[tuple[np.ndarray, ...], np.ndarray] | None = None
+def stack_maps(ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray, blind: np.ndarray,
+               ) -> np.ndarray:
+    """The four maps as the one float32 ``(H, W, 4)`` image strips and discs are sampled from:
+    ``ink`` (already divided by the print contrast) clipped at 1.5, then hidden, glare and
+    blind as 0/1."""
+    return np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
+                      glare.astype(np.float32), blind.astype(np.float32)])
 
 
-def _stack(ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray, blind: np.ndarray,
-           ) -> np.ndarray:
-    """The four maps as one float32 ``(H, W, 4)`` image (ink clipped at 1.5). The strips and
-    the discs of one frame sample the same maps: the last stack is kept, keyed by the arrays'
-    identity (the maps are never changed in place)."""
-    global _LAST_STACK
-    key = (ink, hidden, glare, blind)
-    last = _LAST_STACK
-    if last is not None and all(a is b for a, b in zip(last[0], key, strict=True)):
-        return last[1]
-    stack = np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
-                       glare.astype(np.float32), blind.astype(np.float32)])
-    _LAST_STACK = (key, stack)
-    return stack
-
-
-def _remap_maps(mapx: np.ndarray, mapy: np.ndarray, ink: np.ndarray, hidden: np.ndarray,
-                glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
-    """The four maps (ink clipped at 1.5, hidden, glare, blind) sampled at ``(mapx, mapy)``
-    (card pixels), float32 ``(*mapx.shape, 4)``; outside the card counts as hidden."""
-    return cv2.remap(_stack(ink, hidden, glare, blind), mapx, mapy, cv2.INTER_LINEAR,
+def _remap_maps(mapx: np.ndarray, mapy: np.ndarray, stack: np.ndarray) -> np.ndarray:
+    """The stacked maps (:func:`stack_maps`) sampled at ``(mapx, mapy)`` (card pixels),
+    float32 ``(*mapx.shape, 4)``; outside the card counts as hidden."""
+    return cv2.remap(stack, mapx, mapy, cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
 
 
-def sample_strips(geo: StripGeometry, ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray,
-                  blind: np.ndarray) -> np.ndarray:
-    """The strips, float32 ``(R, CHANNELS, STRIP_LEN, STRIP_LANES)``, from the card's maps
-    (``ink`` already divided by the print contrast; the others bool). Outside the card counts
-    as hidden."""
-    samp = _remap_maps(geo.mapx, geo.mapy, ink, hidden, glare, blind)
+def sample_strips(geo: StripGeometry, stack: np.ndarray) -> np.ndarray:
+    """The strips, float32 ``(R, CHANNELS, STRIP_LEN, STRIP_LANES)``, from the card's stacked
+    maps (:func:`stack_maps`). Outside the card counts as hidden."""
+    samp = _remap_maps(geo.mapx, geo.mapy, stack)
     R = len(geo.owner)
     samp = samp.reshape(R, STRIP_LEN, STRIP_LANES, 4).transpose(0, 3, 1, 2)
     length = np.broadcast_to((geo.length_mm / 100.0).astype(np.float32)[:, None, None, None],
@@ -169,12 +156,11 @@ def disc_geometry(centres: np.ndarray, radii: np.ndarray, px_per_mm: float,
             (my * px_per_mm).astype(np.float32).reshape(n * DISC_SIZE, DISC_SIZE))
 
 
-def sample_discs(maps_xy: tuple[np.ndarray, np.ndarray], ink: np.ndarray, hidden: np.ndarray,
-                 glare: np.ndarray, blind: np.ndarray) -> np.ndarray:
+def sample_discs(maps_xy: tuple[np.ndarray, np.ndarray], stack: np.ndarray) -> np.ndarray:
     """The disc patches, float32 ``(12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)``, from the card's
-    maps (``ink`` already divided by the print contrast); outside the card counts as hidden."""
+    stacked maps (:func:`stack_maps`); outside the card counts as hidden."""
     mx, my = maps_xy
-    samp = _remap_maps(mx, my, ink, hidden, glare, blind)
+    samp = _remap_maps(mx, my, stack)
     n = mx.shape[0] // DISC_SIZE
     return np.ascontiguousarray(samp.reshape(n, DISC_SIZE, DISC_SIZE, 4).transpose(0, 3, 1, 2))
 

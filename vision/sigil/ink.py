@@ -25,6 +25,7 @@ from functools import cached_property
 import cv2
 import numpy as np
 
+from vision.sigil.bands import stack_maps
 from vision.sigil.geometry import CardGeometry
 
 __all__ = ["COVER_CHANNELS", "CardMaps", "card_maps", "cover_input", "element_mask",
@@ -71,6 +72,12 @@ class CardMaps:
     def relative_ink(self) -> np.ndarray:
         """Ink over the print contrast of this photo (1: as dark as the printed artwork)."""
         return self.ink / self.level
+
+    @cached_property
+    def stack(self) -> np.ndarray:
+        """The maps as one image, the strips and the discs of this frame sample it
+        (:func:`vision.sigil.bands.stack_maps`)."""
+        return stack_maps(self.relative_ink, self.hidden, self.glare, self.blind)
 
     @cached_property
     def fade(self) -> np.ndarray | None:

@@ -342,7 +342,7 @@ def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     centre line between the outlines that is hidden (a hand, outside the photo) and the share
     washed out by glare."""
     geo = _strip_geo(geom, cfg)
-    strips = sample_strips(geo, maps.relative_ink, maps.hidden, maps.glare, maps.blind)
+    strips = sample_strips(geo, maps.stack)
     mid = STRIP_LANES // 2
     centre = strips[:, :, :, mid - 2:mid + 3].mean(axis=3)            # (R, C, L)
     n_in = np.maximum(geo.inside.sum(axis=1), 1)
@@ -360,8 +360,7 @@ def _disc_geo(geom: CardGeometry, s: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _discs(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig) -> np.ndarray:
     """Every candle's disc patch (:func:`vision.sigil.bands.sample_discs`)."""
-    return sample_discs(_disc_geo(geom, cfg.px_per_mm), maps.relative_ink, maps.hidden,
-                        maps.glare, maps.blind)
+    return sample_discs(_disc_geo(geom, cfg.px_per_mm), maps.stack)
 
 
 def card_samples(image: np.ndarray, layout: Any,
@@ -420,9 +419,7 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     (only its seen samples)."""
     bands = _bands(geom, cfg)
     P, T, K = len(bands.owner), bands.T, bands.K
-    stack = np.dstack([maps.relative_ink, maps.hidden.astype(np.float32),
-                       maps.glare.astype(np.float32), maps.blind.astype(np.float32)])
-    samp = cv2.remap(stack, bands.mapx, bands.mapy, cv2.INTER_LINEAR,
+    samp = cv2.remap(maps.stack, bands.mapx, bands.mapy, cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_CONSTANT, borderValue=(0.0, 1.0, 0.0, 0.0))
     samp = samp.reshape(P, T, K, 4)
     v = np.minimum(samp[..., 0], 1.5)

@@ -15,6 +15,7 @@ from vision.sigil.bands import (
     STRIP_LEN,
     BandModel,
     sample_strips,
+    stack_maps,
     strip_geometry,
 )
 from vision.sigil.geometry import card_geometry
@@ -59,7 +60,7 @@ def test_sampled_strip_holds_the_line_on_its_centre_lanes() -> None:
     geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0], [0.0]], S)
     ink = _maps_with_line((14.0, 20.0), (46.0, 20.0))
     none = np.zeros_like(ink, bool)
-    strips = sample_strips(geo, ink, none, none, none)
+    strips = sample_strips(geo, stack_maps(ink, none, none, none))
     assert strips.shape == (3, CHANNELS, STRIP_LEN, STRIP_LANES)
     mid = STRIP_LANES // 2
     inside = geo.inside[0]
@@ -75,7 +76,7 @@ def test_outside_the_card_counts_as_hidden() -> None:
     geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0], [0.0]], S)
     small = np.zeros((round(30 * S), round(30 * S)), np.float32)   # the card's right part cut
     none = np.zeros_like(small, bool)
-    strips = sample_strips(geo, small, none, none, none)
+    strips = sample_strips(geo, stack_maps(small, none, none, none))
     assert strips[0, 1, -1].min() == 1.0     # pair 0-1 ends at x = 52 mm, outside
     assert strips[0, 1, 0].max() == 0.0
 
@@ -216,7 +217,7 @@ def test_disc_patches_centre_on_the_candles_and_a_hidden_disc_is_unknown() -> No
     assert my.reshape(3, DISC_SIZE, DISC_SIZE)[1, :, mid].max() == pytest.approx((20 + 6) * S)
     ink = _maps_with_line((47.0, 17.0), (53.0, 23.0))            # a slash over candle 1
     none = np.zeros_like(ink, bool)
-    d = sample_discs((mx, my), ink, none, none, none)
+    d = sample_discs((mx, my), stack_maps(ink, none, none, none))
     assert d[1, 0].max() > 0.5 and d[0, 0].max() == 0.0
 
     layout = load_layout("A")
