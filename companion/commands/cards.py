@@ -100,7 +100,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
     """
     from calibration.states import line_checker, random_state
-    from vision.render.sigil import CardStyle, random_ink_style, render_photo, sample_conditions
+    from vision.render.sigil import random_photo
     from vision.sigil.geometry import card_geometry
 
     if count < 1:
@@ -118,21 +118,11 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         k = int(rng.integers(len(layouts)))
         geom = geoms[k]
         state = random_state(geom, rng, check=checks[k])
-        ghosts: list[list[int]] = []
-        if rng.random() < ghost_share:
-            free = [p for p in geom.pairs if p not in state.lines
-                    and (p not in geom.must_curve)]
-            n = int(rng.integers(1, 7))
-            ghosts = [list(free[j]) for j in rng.choice(len(free), min(n, len(free)),
-                                                         replace=False)]
-        ink = random_ink_style(rng, ghosts=bool(ghosts),
-                               ghost_pairs=tuple(tuple(g) for g in ghosts))
-        markers = rng.random() < marker_share
-        style = CardStyle("companion" if markers else "printed", int(rng.integers(4)),
-                          px_per_mm)
-        conditions = sample_conditions(rng)
-        frame, label, info, card = render_photo(geom, state, rng, style=style, ink=ink,
-                                                conditions=conditions)
+        shot = random_photo(geom, state, rng, px_per_mm=px_per_mm, marker_share=marker_share,
+                            ghost_share=ghost_share)
+        frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
+        ghosts = [list(g) for g in shot.ghosts]
+        conditions = info.conditions
         name = f"sigil_{i:05d}.jpg"
         ok, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY,
                                                 conditions.jpeg_quality])

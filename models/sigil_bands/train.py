@@ -47,7 +47,7 @@ def make_strips(seed: int, count: int, start: int = 0) -> dict[str, np.ndarray]:
     from calibration.states import line_checker, random_state
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
     from companion.errors import BadInput
-    from vision.render.sigil import CardStyle, random_ink_style, render_photo, sample_conditions
+    from vision.render.sigil import random_photo
     from vision.sigil.geometry import card_geometry
     from vision.sigil.reader import card_samples
 
@@ -64,18 +64,8 @@ def make_strips(seed: int, count: int, start: int = 0) -> dict[str, np.ndarray]:
         k = int(rng.integers(len(layouts)))
         geom = geoms[k]
         state = random_state(geom, rng, check=checks[k])
-        ghosts: list[tuple[int, int]] = []
-        if rng.random() < 0.3:
-            free = [p for p in geom.pairs if p not in state.lines and p not in geom.must_curve]
-            n = int(rng.integers(1, 7))
-            ghosts = [tuple(free[j]) for j in rng.choice(len(free), min(n, len(free)),
-                                                          replace=False)]
-        ink = random_ink_style(rng, ghosts=bool(ghosts), ghost_pairs=tuple(ghosts))
-        markers = rng.random() < 0.5
-        style = CardStyle("companion" if markers else "printed", int(rng.integers(4)), 8.0)
-        cond = sample_conditions(rng)
-        frame, label, _, _ = render_photo(geom, state, rng, style=style, ink=ink,
-                                          conditions=cond)
+        shot = random_photo(geom, state, rng)
+        frame, label, style, cond = shot.frame, shot.label, shot.card.style, shot.info.conditions
         _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
         frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
         try:

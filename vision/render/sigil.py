@@ -56,8 +56,8 @@ from vision.render.cardface import card_face
 from vision.sigil.geometry import CardGeometry, card_geometry
 
 __all__ = ["BACKGROUNDS", "PEN_COLORS", "CardImage", "CardStyle", "InkStyle", "PhotoConditions",
-           "PhotoInfo", "digit_strokes", "hidden_elements", "photograph", "random_ink_style",
-           "render_card", "render_photo", "sample_conditions"]
+           "PhotoInfo", "RandomPhoto", "digit_strokes", "hidden_elements", "photograph",
+           "random_ink_style", "random_photo", "render_card", "render_photo", "sample_conditions"]
 
 FRAME_W, FRAME_H = 1280, 720
 
@@ -962,3 +962,40 @@ def render_photo(layout: Any, state: SigilState, rng: np.random.Generator, *,
     unknown = hidden_elements(card, info.hidden)
     label = SigilState.from_json({**state.to_json(), "unknown": unknown})
     return frame, label, info, card
+
+
+@dataclass(frozen=True)
+class RandomPhoto:
+    """One random labelled photo of :func:`random_photo` (``frame`` BGR, before any JPEG)."""
+
+    frame: np.ndarray
+    label: SigilState
+    info: PhotoInfo
+    card: CardImage
+    ink: InkStyle
+    ghosts: list[tuple[int, int]]
+
+
+def random_photo(geom: CardGeometry, state: SigilState, rng: np.random.Generator, *,
+                 px_per_mm: float = 8.0, marker_share: float = 0.5, ghost_share: float = 0.3,
+                 hand_share: float | None = None, **fixed: Any) -> RandomPhoto:
+    """``state`` drawn and photographed as ``render sigil`` does: with ``ghost_share``
+    probability 1-6 ghost lines of an earlier game (pairs not in the state), a random pen,
+    a companion card (markers) with ``marker_share`` probability else a printed one, one of four
+    designs, random conditions (``fixed`` fixes fields, as :func:`sample_conditions`; a hand
+    with ``hand_share`` probability when given, else as the conditions draw it)."""
+    ghosts: list[tuple[int, int]] = []
+    if rng.random() < ghost_share:
+        free = [p for p in geom.pairs if p not in state.lines and p not in geom.must_curve]
+        n = int(rng.integers(1, 7))
+        ghosts = [(int(free[j][0]), int(free[j][1]))
+                  for j in rng.choice(len(free), min(n, len(free)), replace=False)]
+    ink = random_ink_style(rng, ghosts=bool(ghosts), ghost_pairs=tuple(ghosts))
+    markers = rng.random() < marker_share
+    style = CardStyle("companion" if markers else "printed", int(rng.integers(4)), px_per_mm)
+    if hand_share is not None:
+        fixed["hand"] = bool(rng.random() < hand_share)
+    conditions = sample_conditions(rng, **fixed)
+    frame, label, info, card = render_photo(geom, state, rng, style=style, ink=ink,
+                                            conditions=conditions)
+    return RandomPhoto(frame, label, info, card, ink, ghosts)
