@@ -129,7 +129,7 @@ def test_finetune_reads_back_the_onnx_weights_and_cuts_photo_crops(tmp_path) -> 
     net = DigitNet().eval()
     load_onnx_weights(net, str(dg.MODEL_PATH))
     rng = np.random.default_rng(5)
-    crops = [sample(rng, d, c) for d, c in ((2, False), (5, True), (3, False))]
+    crops = [sample(rng, d, c, source=3) for d, c in ((2, False), (5, True), (3, False))]
     want, _ = _read(crops)
     with torch.no_grad():
         circ = torch.from_numpy(np.stack([dg.circle_input(c) for c in crops])[:, None])
@@ -155,7 +155,7 @@ def test_percentile_matches_numpy(q: float, n: int) -> None:
 
 def test_read_gives_what_predict_digits_gives_with_the_circle_heads_verdict() -> None:
     rng = np.random.default_rng(77)
-    crops = np.stack([sample(rng, d, c) for d, c in ((2, False), (5, True), (3, False),
+    crops = np.stack([sample(rng, d, c, source=3) for d, c in ((2, False), (5, True), (3, False),
                                                       (6, True))])
     model = dg.DigitModel()
     pd, pc = model.read(crops)
