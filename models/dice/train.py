@@ -151,6 +151,30 @@ def init_model(model: nn.Module, init: Path | None, name: str) -> bool:
     return True
 
 
+def train_mode(model: nn.Module, frozen: bool) -> None:
+    """Back to training, the batch norms kept frozen when ``frozen`` (:func:`init_model`)."""
+    model.train()
+    if frozen:
+        freeze_bn(model)
+
+
+def optimiser(model: nn.Module, init: Path | None, name: str,
+              ) -> tuple[torch.optim.Optimizer, float, bool]:
+    """Start ``model`` from ``init`` (:func:`init_model`) in training mode, with AdamW at its
+    peak learning rate (1e-3 when continuing, 3e-3 from scratch); return the optimiser, that
+    rate, and whether the batch norms stay frozen."""
+    frozen = init_model(model, init, name)
+    train_mode(model, frozen)
+    lr0 = 1e-3 if init is not None else 3e-3
+    return torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4), lr0, frozen
+
+
+def cosine_lr(opt: torch.optim.Optimizer, lr0: float, frac: float) -> None:
+    """The learning rate at ``frac`` of the time budget: a half cosine from ``lr0`` to 0."""
+    for g in opt.param_groups:
+        g["lr"] = lr0 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+
+
 def to_tensor(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(images.astype(np.float32) / 255.0 - 0.5).permute(0, 3, 1, 2)
 
@@ -420,12 +444,7 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
                    hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
                    init: Path | None = None) -> None:
     model = Detector()
-    frozen = init_model(model, init, "detector")
-    lr0 = 1e-3 if init is not None else 3e-3
-    model.train()
-    if frozen:
-        freeze_bn(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4)
+    opt, lr0, _ = optimiser(model, init, "detector")
     start = time.time()
     step, batch = 0, 24
     n = len(images)
@@ -437,9 +456,7 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
                           torch.from_numpy(masks[idx]), torch.from_numpy(hands[idx]))
         if flip:
             x, ht, st, mt, hd = x.flip(3), ht.flip(2), st.flip(3), mt.flip(2), hd.flip(2)
-        frac = (time.time() - start) / budget
-        for g in opt.param_groups:
-            g["lr"] = lr0 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+        cosine_lr(opt, lr0, (time.time() - start) / budget)
         y = model(x)
         lh = focal_loss(y[:, 0], ht)
         ls = (F.l1_loss(y[:, 1:3], st, reduction="none") * mt[:, None]).sum() / mt.sum().clamp(
@@ -467,12 +484,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
     val = rng.random(n) < 0.08
     xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
     model = Classifier()
-    frozen = init_model(model, init, "classifier")
-    lr0 = 1e-3 if init is not None else 3e-3
-    model.train()
-    if frozen:
-        freeze_bn(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4)
+    opt, lr0, frozen = optimiser(model, init, "classifier")
     start = time.time()
     step, batch = 0, 128
     while time.time() - start < budget:
@@ -484,9 +496,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
         if rng.random() < 0.5:
             xb = xb[:, :, ::-1]
         x = to_tensor(np.ascontiguousarray(xb))
-        frac = (time.time() - start) / budget
-        for g in opt.param_groups:
-            g["lr"] = lr0 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+        cosine_lr(opt, lr0, (time.time() - start) / budget)
         y = model(x)
         target = torch.from_numpy(ytr[idx]).long()
         loss = F.cross_entropy(y[:, :len(CLASSES)], target % CLEAR, label_smoothing=0.05)
@@ -506,9 +516,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
                 pred = yv[:, :len(CLASSES)].argmax(1)
                 clear = (yv[:, len(CLASSES)] > 0) == (yva >= CLEAR)
                 dice_va = yva % CLEAR != 0
-            model.train()
-            if frozen:
-                freeze_bn(model)
+            train_mode(model, frozen)
             print(f"cls step {step} {time.time() - start:.0f}s loss {loss.item():.3f} "
                   f"val acc {(pred == yva % CLEAR).mean():.4f} "
                   f"translucent acc {clear[dice_va].mean():.4f}", flush=True)
