@@ -412,6 +412,16 @@ def _best_paths(v: np.ndarray, penalty: float) -> np.ndarray:
     return np.argmax(fwd, axis=2).T
 
 
+def _longest_run(mask: np.ndarray) -> np.ndarray:
+    """Per row of a bool ``(N, L)`` array, the length of its longest run of True (N,)."""
+    if mask.shape[1] == 0:
+        return np.zeros(mask.shape[0], np.int64)
+    idx = np.arange(mask.shape[1])[None, :]
+    # the index of the last False at or before each position
+    last_false = np.maximum.accumulate(np.where(mask, -1, idx), axis=1)
+    return np.where(mask, idx - last_false, 0).max(axis=1)
+
+
 def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                    ) -> tuple[dict[tuple[int, int], float | None], np.ndarray, list[np.ndarray]]:
     """Strength of every candle pair (None when too little of its band can be seen), the
@@ -483,12 +493,7 @@ def _line_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     q = np.take_along_axis(srt, k[:, None], axis=1)[:, 0]
     # the longest run of the path without ink (inside the band)
     empty = (vp < 0.5 * cfg.line_floor) & bands.valid & ~blind
-    run = np.zeros(P)
-    best = np.zeros(P)
-    for t in range(T):
-        run = np.where(empty[:, t], run + 1, 0)
-        np.maximum(best, run, out=best)
-    gaps = best * cfg.band_step_mm
+    gaps = _longest_run(empty) * cfg.band_step_mm
     # ink where the stroke leaves and reaches the candles: along the anchored fit, over the
     # first and last end_mm of the band (inf when nothing can be seen there)
     n_end = max(1, round(cfg.end_mm / cfg.band_step_mm))
@@ -562,12 +567,7 @@ def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
                       borderMode=cv2.BORDER_CONSTANT, borderValue=10.0)
         f = f.reshape(len(strips), -1, STRIP_LANES)[:, :, mid - half:mid + half + 1].max(axis=2)
         ok &= f <= cfg.band_clean_max_fade
-    # longest run of True along each row: index of the last False before each position
-    L = ok.shape[1]
-    idx = np.arange(L)[None, :]
-    last_bad = np.maximum.accumulate(np.where(ok, -1, idx), axis=1)
-    run = np.where(ok, idx - last_bad, 0).max(axis=1)
-    return run * geo.step_mm
+    return _longest_run(ok) * geo.step_mm
 
 
 def _lines_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig, model: BandModel,
