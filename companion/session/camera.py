@@ -12,7 +12,6 @@ Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and p
 from __future__ import annotations
 
 import importlib
-import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +45,8 @@ class Processor:
     hub : Hub
     read_dice, read_sigil : callable, optional
         Inject readers (tests); by default the installed ``vision.dice`` / ``vision.sigil``.
+        ``read_sigil(image, layout, reference, *, hint)`` takes the card's last pose as
+        ``hint`` (None when there is none).
     """
 
     def __init__(self, hub: Hub, *, read_dice: Callable[..., Any] | None = None,
@@ -84,11 +85,6 @@ class Processor:
         # card id -> the card's last pose (card mm -> px): a card that has not moved is found
         # there again without the outline search, when the reader takes a hint
         self._poses: dict[str, np.ndarray] = {}
-        try:
-            self._hints = "hint" in inspect.signature(self.read_sigil).parameters \
-                if self.read_sigil is not None else False
-        except (TypeError, ValueError):
-            self._hints = False
 
     def layout(self, name: str) -> Any:
         if name not in self._layouts:
@@ -148,10 +144,7 @@ class Processor:
         hint = self._poses.pop(card_id, None)
         try:
             layout = self.layout(letter)
-            if self._hints and hint is not None:
-                reading = self.read_sigil(image, layout, references(letter) or None, hint=hint)
-            else:
-                reading = self.read_sigil(image, layout, references(letter) or None)
+            reading = self.read_sigil(image, layout, references(letter) or None, hint=hint)
         except BadInput as exc:
             return {"card": card_id, "layout": letter, "error": str(exc)}
         state = reading.state

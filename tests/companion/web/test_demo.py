@@ -48,7 +48,7 @@ class TruthProcessor(Processor):
     def _dice(self, image):
         return self.truth[self.index].dice
 
-    def _sigil(self, image, layout, reference=None):
+    def _sigil(self, image, layout, reference=None, *, hint=None):
         w, h = layout.size_mm
         mm = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         homography = cv2.getPerspectiveTransform(mm, self.corners)
