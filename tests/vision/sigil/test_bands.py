@@ -35,6 +35,21 @@ def _maps_with_line(p0: tuple[float, float], p1: tuple[float, float]) -> np.ndar
     return ink
 
 
+def _blank_card_maps(hide) -> tuple:
+    """Layout A's geometry and all-blank maps of it at the reader's scale, with the pixels
+    ``hide(hidden, px_per_mm)`` marks as hidden."""
+    geom = card_geometry(load_layout("A"))
+    s = SigilConfig().px_per_mm
+    w, h = geom.size_mm
+    shape = (round(h * s), round(w * s))
+    hidden = np.zeros(shape, bool)
+    hide(hidden, s)
+    maps = CardMaps(ink=np.zeros(shape, np.float32), hidden=hidden,
+                    glare=np.zeros(shape, bool), blind=np.zeros(shape, bool), contrast=0.5,
+                    rectified=np.zeros((*shape, 3), np.uint8))
+    return geom, maps
+
+
 def test_strip_geometry_follows_the_chord_between_the_outlines() -> None:
     geo = strip_geometry(CENTRES, RADII, PAIRS, [[0.0], [0.0, 5.0], [0.0]], S)
     assert list(geo.owner) == [0, 1, 1, 2]
@@ -94,16 +109,11 @@ class _FixedModel(BandModel):
 
 
 def test_model_scores_go_through_one_threshold_and_hidden_goes_to_unknown() -> None:
-    layout = load_layout("A")
-    geom = card_geometry(layout)
-    s = SigilConfig().px_per_mm
-    w, h = geom.size_mm
-    shape = (round(h * s), round(w * s))
-    hidden = np.zeros(shape, bool)
-    hidden[:, : shape[1] // 2] = True          # a hand over the left half
-    maps = CardMaps(ink=np.zeros(shape, np.float32), hidden=hidden,
-                    glare=np.zeros(shape, bool), blind=np.zeros(shape, bool), contrast=0.5,
-                    rectified=np.zeros((*shape, 3), np.uint8))
+    def left_half(hidden: np.ndarray, s: float) -> None:   # a hand over the left half
+        hidden[:, : hidden.shape[1] // 2] = True
+
+    geom, maps = _blank_card_maps(left_half)
+    w = geom.size_mm[0]
     from vision.sigil.reader import _strip_geo
 
     geo = _strip_geo(geom, SigilConfig())
@@ -220,18 +230,13 @@ def test_disc_patches_centre_on_the_candles_and_a_hidden_disc_is_unknown() -> No
     d = sample_discs((mx, my), stack_maps(ink, none, none, none))
     assert d[1, 0].max() > 0.5 and d[0, 0].max() == 0.0
 
-    layout = load_layout("A")
-    geom = card_geometry(layout)
-    s = SigilConfig().px_per_mm
-    w, h = geom.size_mm
-    shape = (round(h * s), round(w * s))
-    hidden = np.zeros(shape, bool)
-    c0 = geom.candles[0]
-    hidden[round((c0.center[1] - 8) * s):round((c0.center[1] + 8) * s),
-           round((c0.center[0] - 8) * s):round((c0.center[0] + 8) * s)] = True
-    maps = CardMaps(ink=np.zeros(shape, np.float32), hidden=hidden,
-                    glare=np.zeros(shape, bool), blind=np.zeros(shape, bool), contrast=0.5,
-                    rectified=np.zeros((*shape, 3), np.uint8))
+    c0 = card_geometry(load_layout("A")).candles[0]
+
+    def candle_0(hidden: np.ndarray, s: float) -> None:     # a finger over candle 0
+        hidden[round((c0.center[1] - 8) * s):round((c0.center[1] + 8) * s),
+               round((c0.center[0] - 8) * s):round((c0.center[0] + 8) * s)] = True
+
+    geom, maps = _blank_card_maps(candle_0)
 
     class Fixed(DiscModel):
         def predict(self, discs: np.ndarray) -> np.ndarray:
