@@ -186,6 +186,8 @@ HAND_RATE = 0.25
 CLEAR_RATE = 0.1  # casino-style see-through dice among the others
 TILE_RATE = 0.0  # share of scenes made of 2x2 close-ups (set by --tile-rate)
 SUPERSAMPLE = 1  # close-ups drawn at this many times their resolution (set by --supersample)
+DISTRACTOR_RATE = 0.35  # table scenes with look-alikes that are not dice (--distractor-rate)
+SMALL_DISTRACTOR_RATE = 0.0  # the same in scenes of many small dice (--distractor-rate too)
 
 
 def scene(rng: np.random.Generator, extras: dict | None = None,
@@ -197,7 +199,8 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     clear = CLEAR_RATE if TILE_RATE > 0 else 0.0
     if kind >= 0.25:
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
-                            size_px=(10.0, 64.0), stretch=STRETCH, distractor_rate=0.35,
+                            size_px=(10.0, 64.0), stretch=STRETCH,
+                            distractor_rate=DISTRACTOR_RATE,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
                             extras=extras, clear_rate=clear)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
@@ -207,7 +210,7 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
-                        clear_rate=clear)
+                        clear_rate=clear, distractor_rate=SMALL_DISTRACTOR_RATE)
 
 
 def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
@@ -360,12 +363,18 @@ def main() -> None:
                         "casino-style see-through dice also appear in the other scenes)")
     parser.add_argument("--supersample", type=int, default=1,
                         help="draw the close-ups at this many times their resolution")
+    parser.add_argument("--distractor-rate", type=float, default=None,
+                        help="share of table scenes, of many small dice too, holding look-alikes "
+                        "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
+                        "in the scenes of 1-8 dice and none among many small dice")
     parser.add_argument("--cache", help="npz of rendered scenes: loaded if present, else written")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     args = parser.parse_args()
-    global TILE_RATE, SUPERSAMPLE
+    global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE
     TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
+    if args.distractor_rate is not None:
+        DISTRACTOR_RATE = SMALL_DISTRACTOR_RATE = args.distractor_rate
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -418,7 +427,7 @@ def render_data(n: int, rng: np.random.Generator,
                     classes.extend(cls)
             continue
         boxes, cls = crops_from(image, labels, rng)
-        for box in extras.get("distractors", [])[:4]:
+        for box in extras.get("distractors", [])[:6]:
             if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)
                        < (box[2] - box[0]) and abs((box[1] + box[3]) / 2
                                                    - (lb["bbox"][1] + lb["bbox"][3]) / 2)

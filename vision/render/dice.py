@@ -29,8 +29,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-__all__ = ["COLORS", "DieSpec", "clear_spec", "draw_dice", "random_background",
-           "random_specs", "render_closeup", "render_scene"]
+__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "clear_spec", "draw_dice",
+           "draw_distractors", "random_background", "random_specs", "render_closeup",
+           "render_scene"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -88,6 +89,7 @@ class DieSpec:
     rounding: float = 0.12
     logo: bool = False
     see_through: float = 0.0
+    blank: bool = False
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -113,6 +115,8 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     edge = np.minimum(np.minimum(xx, 1 - xx), np.minimum(yy, 1 - yy))
     bevel = np.clip(edge / max(spec.rounding, 1e-3), 0, 1) ** 0.6
     tex *= (0.72 + 0.28 * bevel)[..., None]
+    if spec.blank:  # a plain cube: a game piece, not a die
+        return tex
     if show_through is not None:  # translucent die: pips of the far face shine through
         for (u, v) in PIPS[show_through]:
             cv2.circle(tex, (int((1 - u) * t), int(v * t)), int(spec.pip_radius * t),
@@ -753,8 +757,9 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     clear_rate : share of casino-style see-through dice (:func:`clear_spec`).
     stretch : range of a horizontal stretch of the finished image (exporters that squash
         photos to a square); ``(1, 1)`` keeps the camera's aspect.
-    distractor_rate : probability of look-alikes on the table that are not dice: round number
-        tokens with dots, dark blocks (plugs), printed squares.
+    distractor_rate : probability of look-alikes on the table that are not dice
+        (:func:`draw_distractors`): round and hexagonal number tokens, board tiles carrying a
+        token, small printed square tiles, plain cubes, meeples, coins, buttons, dark blocks.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
         without a hand).
@@ -791,7 +796,8 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     if rng.random() < 0.3:  # one die's yaw shared by all (dice pushed into a row)
         yaw = float(rng.uniform(0, 90))
         specs = [replace(s, yaw_deg=yaw + float(rng.normal(0, 4))) for s in specs]
-    boxes = _distractors(frame, rng, size) if rng.random() < distractor_rate else []
+    boxes = (draw_distractors(frame, rng, size, tilt) if rng.random() < distractor_rate
+             else [])
     if extras is not None:
         extras["distractors"] = boxes
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
@@ -821,41 +827,245 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     return frame, keep
 
 
-def _distractors(frame: np.ndarray, rng: np.random.Generator,
-                 size: float) -> list[list[float]]:
-    """Things on a table that are not dice; return their boxes ``[x0, y0, x1, y1]``."""
+DISTRACTOR_KINDS = ("token", "board_tile", "square_tile", "cube", "meeple", "coin", "button",
+                    "block")
+
+
+def _ink(rng: np.random.Generator, light: bool) -> tuple[float, float, float]:
+    """A printing colour that contrasts with a light (``light``) or dark ground."""
+    if light:
+        dark = rng.uniform(0, 70, 3)
+        if rng.random() < 0.35:  # red or blue print
+            dark[int(rng.choice([0, 2]))] = rng.uniform(120, 200)
+        return tuple(float(v) for v in dark)
+    return tuple(float(v) for v in rng.uniform(180, 255, 3))
+
+
+def _print_marks(patch: np.ndarray, rng: np.random.Generator, cx: float, cy: float,
+                 r: float, ink: tuple[float, float, float]) -> None:
+    """Print a number (often with a row of dots under it), a letter, a symbol or a ring of
+    dots inside the radius ``r`` around ``(cx, cy)``: markings that are no die's pips."""
+    kind = rng.choice(["number", "letter", "ring", "none"], p=[0.55, 0.2, 0.15, 0.1])
+    if kind in ("number", "letter"):
+        text = (str(int(rng.integers(1, 13))) if kind == "number"
+                else str(rng.choice(list("ABCDEGHKMPRSTXYZ#%&@*+?"))))
+        font = int(rng.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX,
+                               cv2.FONT_HERSHEY_TRIPLEX, cv2.FONT_HERSHEY_COMPLEX]))
+        scale = r * rng.uniform(0.7, 1.2) / 22.0
+        thick = max(1, int(r * rng.uniform(0.08, 0.18)))
+        (tw, th), _ = cv2.getTextSize(text, font, scale, thick)
+        dots = int(rng.integers(0, 6)) if kind == "number" and rng.random() < 0.7 else 0
+        ty = cy + th / 2 - (r * 0.15 if dots else 0)
+        cv2.putText(patch, text, (int(cx - tw / 2), int(ty)), font, scale, ink, thick,
+                    cv2.LINE_AA)
+        gap, dr = r * rng.uniform(0.14, 0.22), max(1.0, r * rng.uniform(0.05, 0.09))
+        for k in range(dots):
+            cv2.circle(patch, (int(cx + (k - (dots - 1) / 2) * gap), int(ty + r * 0.3)),
+                       round(dr), ink, -1, cv2.LINE_AA)
+    elif kind == "ring":
+        n, rad = int(rng.integers(7, 13)), r * rng.uniform(0.45, 0.7)
+        dr = max(1, int(r * rng.uniform(0.06, 0.12)))
+        a0 = rng.uniform(0, 2 * math.pi)
+        for k in range(n):
+            a = a0 + 2 * math.pi * k / n
+            cv2.circle(patch, (int(cx + rad * math.cos(a)), int(cy + rad * math.sin(a))), dr,
+                       ink, -1, cv2.LINE_AA)
+
+
+def _polygon(cx: float, cy: float, r: float, sides: int, turn: float) -> np.ndarray:
+    a = turn + np.arange(sides) * 2 * math.pi / sides
+    return np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], 1)
+
+
+def _paste(frame: np.ndarray, patch: np.ndarray, alpha: np.ndarray, cx: float, cy: float,
+           squash: float, turn: float, shadow: float) -> list[float] | None:
+    """Lay a flat ``patch`` (float BGR, ``alpha`` in [0, 1]) on the table around ``(cx, cy)``:
+    turned by ``turn`` degrees, foreshortened vertically by ``squash`` (the camera's tilt),
+    with a soft shadow of strength ``shadow``; return its box in the frame."""
     h, w = frame.shape[:2]
+    ps = patch.shape[0]
+    rot = cv2.getRotationMatrix2D((ps / 2, ps / 2), turn, 1.0)
+    m = np.array([[1.0, 0, 0], [0, squash, 0]]) @ np.vstack([rot, [0, 0, 1]])
+    m[0, 2] += cx - ps / 2
+    m[1, 2] += cy - ps * squash / 2
+    a = cv2.warpAffine(alpha.astype(np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
+    ys, xs = np.nonzero(a > 0.5)
+    if len(xs) == 0:
+        return None
+    img = frame.astype(np.float32)
+    if shadow > 0:
+        sm = cv2.GaussianBlur(np.roll(a, (max(1, int(ps * 0.04)), max(1, int(ps * 0.03))),
+                                      (0, 1)), (0, 0), max(1.0, ps * 0.03))
+        img *= (1 - shadow * sm)[..., None]
+    p = cv2.warpAffine(patch.astype(np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
+    img = img * (1 - a[..., None]) + p * a[..., None]
+    frame[:] = np.clip(img, 0, 255).astype(np.uint8)
+    return [float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)]
+
+
+def _flat_piece(rng: np.random.Generator, kind: str, s: float,
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A flat look-alike seen from above, about ``s`` pixels across, in a square patch:
+    ``(patch (P, P, 3) float, alpha (P, P))``."""
+    ps = max(8, math.ceil(s * 1.2))
+    c, r = ps / 2, s / 2
+    patch = np.empty((ps, ps, 3), np.float32)
+    alpha = np.zeros((ps, ps), np.float32)
+    ground = rng.uniform(20, 250, 3)
+    if kind in ("token", "board_tile") and rng.random() < 0.6:
+        ground = rng.uniform(175, 245) + rng.normal(0, 12, 3)  # cream / pale card
+    patch[:] = ground
+    if kind == "board_tile":  # a printed land tile: a textured hexagon or square
+        sides = 6 if rng.random() < 0.75 else 4
+        pts = _polygon(c, c, r, sides, rng.uniform(0, math.pi))
+        tex = rng.uniform(30, 220, 3)
+        patch[:] = tex
+        patch *= (1 + 0.25 * _noise_field(rng, ps, ps, rng.uniform(2, 8)))[..., None]
+        for _ in range(int(rng.integers(0, 12))):  # printed strokes, fields, trees
+            q = rng.uniform(0, ps, 2)
+            cv2.line(patch, (int(q[0]), int(q[1])),
+                     (int(q[0] + rng.normal(0, r / 3)), int(q[1] + rng.normal(0, r / 3))),
+                     tuple(float(v) for v in rng.uniform(0, 255, 3)),
+                     max(1, int(r * rng.uniform(0.02, 0.08))), cv2.LINE_AA)
+        cv2.fillConvexPoly(alpha, pts.astype(np.int32), 1.0, cv2.LINE_AA)
+        cv2.polylines(patch, [pts.astype(np.int32)], True,
+                      tuple(float(v) for v in rng.uniform(20, 230, 3)),
+                      max(1, int(r * 0.06)), cv2.LINE_AA)
+        if rng.random() < 0.8:  # a number token in its middle
+            tr = r * rng.uniform(0.3, 0.5)
+            cv2.circle(patch, (int(c), int(c)), int(tr),
+                       tuple(float(v) for v in rng.uniform(180, 245) + rng.normal(0, 10, 3)),
+                       -1, cv2.LINE_AA)
+            _print_marks(patch, rng, c, c, tr, _ink(rng, True))
+        return patch, alpha
+    if kind == "token":  # a round or hexagonal number token
+        if rng.random() < 0.65:
+            cv2.circle(alpha, (int(c), int(c)), int(r), 1.0, -1, cv2.LINE_AA)
+        else:
+            pts = _polygon(c, c, r, 6, rng.uniform(0, math.pi))
+            cv2.fillConvexPoly(alpha, pts.astype(np.int32), 1.0, cv2.LINE_AA)
+        if rng.random() < 0.5:
+            cv2.circle(patch, (int(c), int(c)), int(r * rng.uniform(0.8, 0.92)),
+                       _ink(rng, float(ground.mean()) > 120), max(1, int(r * 0.05)),
+                       cv2.LINE_AA)
+        _print_marks(patch, rng, c, c, r * 0.8, _ink(rng, float(ground.mean()) > 120))
+    elif kind == "square_tile":  # a small printed square tile, corners often rounded
+        half = r * 0.9
+        rr = half * rng.uniform(0, 0.35)
+        cv2.rectangle(alpha, (int(c - half + rr), int(c - half)),
+                      (int(c + half - rr), int(c + half)), 1.0, -1)
+        cv2.rectangle(alpha, (int(c - half), int(c - half + rr)),
+                      (int(c + half), int(c + half - rr)), 1.0, -1)
+        for dx in (-1, 1):
+            for dy in (-1, 1):
+                cv2.circle(alpha, (int(c + dx * (half - rr)), int(c + dy * (half - rr))),
+                           int(rr), 1.0, -1, cv2.LINE_AA)
+        _print_marks(patch, rng, c, c, half, _ink(rng, float(ground.mean()) > 120))
+    elif kind == "coin":  # metal disc, rim, embossed mark, light from one side
+        metal = np.array(rng.choice([[60, 160, 200], [180, 180, 185], [70, 110, 170],
+                                     [40, 120, 160]]), np.float32) * rng.uniform(0.7, 1.15)
+        yy, xx = np.mgrid[0:ps, 0:ps].astype(np.float32)
+        ang = rng.uniform(0, 2 * math.pi)
+        grad = ((xx - c) * math.cos(ang) + (yy - c) * math.sin(ang)) / max(r, 1.0)
+        patch[:] = metal * (1 + 0.25 * grad)[..., None]
+        cv2.circle(alpha, (int(c), int(c)), int(r), 1.0, -1, cv2.LINE_AA)
+        cv2.circle(patch, (int(c), int(c)), int(r * 0.85), tuple(float(v) for v in metal * 0.7),
+                   max(1, int(r * 0.05)), cv2.LINE_AA)
+        _print_marks(patch, rng, c, c, r * 0.7, tuple(float(v) for v in metal * 0.6))
+    else:  # "button": a disc with a rim and two or four holes
+        cv2.circle(alpha, (int(c), int(c)), int(r), 1.0, -1, cv2.LINE_AA)
+        cv2.circle(patch, (int(c), int(c)), int(r * 0.75),
+                   tuple(float(v) for v in ground * 0.75), max(1, int(r * 0.08)), cv2.LINE_AA)
+        holes = int(rng.choice([2, 4]))
+        gap, hr = r * rng.uniform(0.15, 0.25), max(1, int(r * rng.uniform(0.07, 0.12)))
+        a0 = rng.uniform(0, math.pi)
+        for k in range(holes):
+            a = a0 + 2 * math.pi * k / holes
+            cv2.circle(patch, (int(c + gap * math.cos(a)), int(c + gap * math.sin(a))), hr,
+                       tuple(float(v) for v in ground * 0.25), -1, cv2.LINE_AA)
+    return patch, alpha
+
+
+def _meeple(rng: np.random.Generator, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """A flat game figure (head, arms, legs) in one colour with a darker outline."""
+    ps = max(8, math.ceil(s * 1.2))
+    c = ps / 2
+    alpha = np.zeros((ps, ps), np.float32)
+    u = s / 2
+    body = np.array([[c - u * 0.9, c - u * 0.1], [c - u * 0.35, c - u * 0.35],
+                     [c + u * 0.35, c - u * 0.35], [c + u * 0.9, c - u * 0.1],
+                     [c + u * 0.35, c + u * 0.15], [c + u * 0.7, c + u * 0.95],
+                     [c + u * 0.1, c + u * 0.95], [c, c + u * 0.55], [c - u * 0.1, c + u * 0.95],
+                     [c - u * 0.7, c + u * 0.95], [c - u * 0.35, c + u * 0.15]], np.float32)
+    cv2.fillPoly(alpha, [body.astype(np.int32)], 1.0, cv2.LINE_AA)
+    cv2.circle(alpha, (int(c), int(c - u * 0.6)), int(u * 0.35), 1.0, -1, cv2.LINE_AA)
+    color = rng.uniform(20, 240, 3)
+    patch = np.empty((ps, ps, 3), np.float32)
+    patch[:] = color
+    edge = cv2.morphologyEx((alpha > 0.5).astype(np.uint8), cv2.MORPH_GRADIENT,
+                            np.ones((3, 3), np.uint8)) > 0
+    patch[edge] *= 0.6
+    return patch, alpha
+
+
+def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
+                     tilt_deg: float = 0.0, count: tuple[int, int] = (1, 9),
+                     kinds: Sequence[str] = DISTRACTOR_KINDS) -> list[list[float]]:
+    """Draw things on a table that are not dice, in place; return their boxes.
+
+    The kinds (:data:`DISTRACTOR_KINDS`) are look-alikes with random shapes, colours and
+    markings: round and hexagonal number tokens (a printed number, often with a row of dots),
+    board tiles (a textured hexagon or square, usually with a token in the middle), small
+    printed square tiles, plain cubes without pips (:attr:`DieSpec.blank`), flat meeples, coins,
+    buttons with two or four holes, dark blocks (plugs, game pieces). Flat pieces are
+    foreshortened by the camera tilt ``tilt_deg`` like the table. ``size`` is the scene's die
+    edge in pixels; pieces are 0.6-1.4 times it (board tiles 1.6-3 times).
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
+
+    Examples
+    --------
+    >>> frame = np.full((120, 160, 3), 128, np.uint8)
+    >>> boxes = draw_distractors(frame, np.random.default_rng(0), 30.0, kinds=["coin"])
+    >>> all(x0 < x1 and y0 < y1 for x0, y0, x1, y1 in boxes)
+    True
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    unknown = set(kinds) - set(DISTRACTOR_KINDS)
+    if unknown or not kinds:
+        raise ValueError(f"kinds must be among {DISTRACTOR_KINDS}, got {list(kinds)}")
+    h, w = frame.shape[:2]
+    squash = math.cos(math.radians(float(tilt_deg)))
     boxes = []
-    for _ in range(int(rng.integers(1, 10))):
-        s = size * rng.uniform(0.6, 1.4)
+    for _ in range(int(rng.integers(count[0], count[1] + 1))):
+        kind = str(rng.choice(list(kinds)))
+        s = size * rng.uniform(0.6, 1.4) * (rng.uniform(1.6, 3.0) if kind == "board_tile" else 1)
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
-        kind = rng.integers(0, 3)
-        if kind == 0:  # number token: a light disc, a number and dots under it
-            cv2.circle(frame, (int(cx + s * 0.08), int(cy + s * 0.08)), int(s / 2),
-                       (60, 60, 60), -1, cv2.LINE_AA)
-            cv2.circle(frame, (int(cx), int(cy)), int(s / 2),
-                       tuple(int(v) for v in rng.uniform(170, 240, 3)), -1, cv2.LINE_AA)
-            ink = (20, 20, 20) if rng.random() < 0.6 else (30, 30, 170)
-            cv2.putText(frame, str(int(rng.integers(2, 13))), (int(cx - s * 0.25),
-                        int(cy + s * 0.1)), cv2.FONT_HERSHEY_SIMPLEX, s / 50.0, ink,
-                        max(1, int(s / 20)), cv2.LINE_AA)
-            for k in range(int(rng.integers(1, 6))):
-                cv2.circle(frame, (int(cx + (k - 2) * s * 0.1), int(cy + s * 0.3)),
-                           max(1, int(s * 0.04)), ink, -1, cv2.LINE_AA)
-        elif kind == 1:  # a dark block, e.g. a plug or a game piece
+        box: list[float] | None
+        if kind == "block":  # a dark block, e.g. a plug or a game piece
             pts = cv2.boxPoints(((cx, cy), (s * rng.uniform(0.5, 1.2), s * rng.uniform(0.5, 1.5)),
                                  rng.uniform(0, 90)))
             v = rng.uniform(10, 70)
             cv2.fillConvexPoly(frame, pts.astype(np.int32), (v, v, v + rng.uniform(0, 15)),
                                cv2.LINE_AA)
-        else:  # a printed square with a symbol
-            pts = cv2.boxPoints(((cx, cy), (s, s), rng.uniform(0, 90)))
-            cv2.fillConvexPoly(frame, pts.astype(np.int32),
-                               tuple(int(v) for v in rng.uniform(40, 240, 3)), cv2.LINE_AA)
-            cv2.putText(frame, str(rng.choice(list("XO#%&@*+"))), (int(cx - s * 0.2),
-                        int(cy + s * 0.2)), cv2.FONT_HERSHEY_SIMPLEX, s / 40.0,
-                        tuple(int(v) for v in rng.uniform(0, 255, 3)), max(1, int(s / 15)))
-        boxes.append([cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2])
+            box = [float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()),
+                   float(pts[:, 1].max())]
+        elif kind == "cube":  # a wooden or plastic cube without pips
+            body = tuple(int(v) for v in rng.uniform(20, 240, 3))
+            spec = DieSpec(value=1, color="grey", center=(cx, cy), size=s * 0.8,
+                           yaw_deg=float(rng.uniform(0, 90)), body=body,  # type: ignore[arg-type]
+                           glossy=bool(rng.random() < 0.3),
+                           rounding=float(rng.uniform(0.0, 0.15)), blank=True)
+            lb = draw_dice(frame, [spec], rng, tilt_deg=tilt_deg,
+                           shadows=float(rng.uniform(0.1, 0.5)), glare=0.2)[0]
+            box = lb["die_bbox"]
+        else:
+            patch, alpha = (_meeple(rng, s) if kind == "meeple" else _flat_piece(rng, kind, s))
+            box = _paste(frame, patch, alpha, cx, cy, squash * rng.uniform(0.9, 1.1),
+                         float(rng.uniform(0, 360)), float(rng.uniform(0.0, 0.4)))
+        if box is not None and box[0] < box[2] and box[1] < box[3]:
+            boxes.append([float(v) for v in box])
     return boxes
 
 

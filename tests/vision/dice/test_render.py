@@ -14,6 +14,7 @@ from vision.render.dice import (
     DieSpec,
     clear_spec,
     draw_dice,
+    draw_distractors,
     random_background,
     random_specs,
     render_closeup,
@@ -98,6 +99,37 @@ def test_distractors_are_reported_in_extras():
     assert extras["distractors"]
     for x0, y0, x1, y1 in extras["distractors"]:
         assert x0 < x1 and y0 < y1
+
+
+@pytest.mark.parametrize("kinds", [[], ["die"], ["coin", "dragon"]])
+def test_unknown_look_alike_kinds_are_refused(kinds):
+    with pytest.raises(ValueError, match="kinds"):
+        draw_distractors(np.zeros((50, 50, 3), np.uint8), np.random.default_rng(0), 10.0,
+                         kinds=kinds)
+
+
+def test_a_blank_cube_has_no_pips():
+    def dark_share(spec: DieSpec) -> float:
+        frame = np.full((160, 160, 3), 128, np.uint8)
+        lb = draw_dice(frame, [spec], np.random.default_rng(2), tilt_deg=0.0, shadows=0.0,
+                       glare=0.0)[0]
+        x0, y0, x1, y1 = (int(v) for v in lb["bbox"])
+        face = frame[y0 + 4:y1 - 4, x0 + 4:x1 - 4]
+        return float((face.max(axis=2) < 60).mean())
+
+    die = DieSpec(5, "white", (80, 80), 70, pip=(10, 10, 10), rounding=0.0, glossy=False)
+    assert dark_share(die) > 0.05
+    assert dark_share(replace(die, blank=True)) == 0.0
+
+
+def test_scenes_without_look_alikes_do_not_change_with_the_look_alike_kinds():
+    # the validation sets render with distractor_rate 0: their scenes must not depend on the
+    # look-alikes drawn for training
+    rng = np.random.default_rng(9)
+    a, la = render_scene(rng, width=160, height=120)
+    extras: dict = {}
+    b, lb = render_scene(np.random.default_rng(9), width=160, height=120, extras=extras)
+    assert extras["distractors"] == [] and np.array_equal(a, b) and la == lb
 
 
 def test_default_scene_has_no_see_through_dice_and_a_clear_rate_adds_them():
