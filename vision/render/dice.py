@@ -894,8 +894,8 @@ def _paste(frame: np.ndarray, patch: np.ndarray, alpha: np.ndarray, cx: float, c
         return None
     img = frame.astype(np.float32)
     if shadow > 0:
-        sm = cv2.GaussianBlur(np.roll(a, (max(1, int(ps * 0.04)), max(1, int(ps * 0.03))),
-                                      (0, 1)), (0, 0), max(1.0, ps * 0.03))
+        shift = np.float32([[1, 0, max(1, int(ps * 0.03))], [0, 1, max(1, int(ps * 0.04))]])
+        sm = cv2.GaussianBlur(cv2.warpAffine(a, shift, (w, h)), (0, 0), max(1.0, ps * 0.03))
         img *= (1 - shadow * sm)[..., None]
     p = cv2.warpAffine(patch.astype(np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
     img = img * (1 - a[..., None]) + p * a[..., None]

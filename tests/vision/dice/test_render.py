@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from vision.render.dice import (
     COLORS,
+    DISTRACTOR_KINDS,
     DieSpec,
     clear_spec,
     draw_dice,
@@ -99,6 +100,22 @@ def test_distractors_are_reported_in_extras():
     assert extras["distractors"]
     for x0, y0, x1, y1 in extras["distractors"]:
         assert x0 < x1 and y0 < y1
+
+
+@pytest.mark.parametrize("kind", DISTRACTOR_KINDS)
+def test_every_look_alike_kind_is_drawn_inside_its_box(kind):
+    frame = np.full((200, 240, 3), 128, np.uint8)
+    boxes = draw_distractors(frame, np.random.default_rng(8), 40.0, tilt_deg=30.0,
+                             count=(4, 4), kinds=[kind])
+    assert boxes
+    changed = np.abs(frame.astype(int) - 128).sum(axis=2) > 12
+    inside = np.zeros_like(changed)
+    for x0, y0, x1, y1 in boxes:
+        assert x0 < x1 and y0 < y1
+        m = int(0.25 * max(x1 - x0, y1 - y0)) + 3  # its soft shadow may reach past it
+        inside[max(0, int(y0) - m):int(y1) + m, max(0, int(x0) - m):int(x1) + m] = True
+    assert changed.any()
+    assert (changed & ~inside).sum() <= 0.01 * changed.sum()
 
 
 @pytest.mark.parametrize("kinds", [[], ["die"], ["coin", "dragon"]])
