@@ -95,8 +95,9 @@ def stack_maps(ink: np.ndarray, hidden: np.ndarray, glare: np.ndarray, blind: np
     """The four maps as the one float32 ``(H, W, 4)`` image strips and discs are sampled from:
     ``ink`` (already divided by the print contrast) clipped at 1.5, then hidden, glare and
     blind as 0/1."""
-    return np.dstack([np.minimum(ink, 1.5).astype(np.float32), hidden.astype(np.float32),
-                      glare.astype(np.float32), blind.astype(np.float32)])
+    return cv2.merge([cv2.min(ink.astype(np.float32, copy=False), 1.5),
+                      hidden.astype(np.float32), glare.astype(np.float32),
+                      blind.astype(np.float32)])
 
 
 def _remap_maps(mapx: np.ndarray, mapy: np.ndarray, stack: np.ndarray) -> np.ndarray:
@@ -111,10 +112,10 @@ def sample_strips(geo: StripGeometry, stack: np.ndarray) -> np.ndarray:
     maps (:func:`stack_maps`). Outside the card counts as hidden."""
     samp = _remap_maps(geo.mapx, geo.mapy, stack)
     R = len(geo.owner)
-    samp = samp.reshape(R, STRIP_LEN, STRIP_LANES, 4).transpose(0, 3, 1, 2)
-    length = np.broadcast_to((geo.length_mm / 100.0).astype(np.float32)[:, None, None, None],
-                             (R, 1, STRIP_LEN, STRIP_LANES))
-    return np.ascontiguousarray(np.concatenate([samp, length], axis=1))
+    out = np.empty((R, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32)
+    out[:, :4] = samp.reshape(R, STRIP_LEN, STRIP_LANES, 4).transpose(0, 3, 1, 2)
+    out[:, 4] = (geo.length_mm / 100.0).astype(np.float32)[:, None, None]
+    return out
 
 
 class BandModel:

@@ -785,9 +785,12 @@ def _box_print(rect: np.ndarray, box: Sequence[float], s: float) -> float:
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
-    v = np.clip(maps.relative_ink, 0, 1.5).astype(np.float32)
-    blocked = (maps.hidden | maps.glare).astype(np.float32)
-    hidden = maps.hidden.astype(np.float32)
+    # the maps down to just below the lowest box crop (the crops sample nothing further down)
+    rows = min(maps.ink.shape[0], 2 + int(np.ceil(s * max(
+        y1 + (y1 - y0) * dg.MARGIN for _, y0, _, y1 in geom.top_boxes))))
+    v = np.clip(maps.relative_ink[:rows], 0, 1.5).astype(np.float32)
+    blocked = (maps.hidden[:rows] | maps.glare[:rows]).astype(np.float32)
+    hidden = maps.hidden[:rows].astype(np.float32)
     results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
     crops, todo = [], []
@@ -822,7 +825,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             if gl > 0.3:
                 # the glare map also fires where a shadow darkens the rest of the card: it is
                 # washed out only if the box's printed outline is faint too
-                pr = _box_print(maps.rectified, box, s)
+                pr = _box_print(maps.rectified[:rows], box, s)
                 rec["print"] = round(pr / maps.level, 3)
                 washed = rec["print"] < cfg.box_glare_print
             results.append("unknown" if washed else None)
