@@ -41,8 +41,11 @@ def _centre_ink(strips: np.ndarray) -> np.ndarray:
     return strips[:, 0, :, mid - 2:mid + 3].max(axis=2)                 # (R, L)
 
 
-def make_strips(seed: int, count: int, start: int = 0) -> dict[str, np.ndarray]:
-    """Render photos ``start .. start + count - 1`` of ``seed`` and read their strips."""
+def make_strips(seed: int, count: int, start: int = 0,
+                motion_share: float | None = None) -> dict[str, np.ndarray]:
+    """Render photos ``start .. start + count - 1`` of ``seed`` and read their strips. With
+    ``motion_share``, that share of the photos gets a motion blur of 1-5 px and the rest none
+    (the renderer's own draw gives a fifth of them one), drawn from a generator of its own."""
     from calibration.references import references
     from calibration.states import line_checker, random_state
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
@@ -64,7 +67,12 @@ def make_strips(seed: int, count: int, start: int = 0) -> dict[str, np.ndarray]:
         k = int(rng.integers(len(layouts)))
         geom = geoms[k]
         state = random_state(geom, rng, check=checks[k])
-        shot = random_photo(geom, state, rng)
+        fixed = {}
+        if motion_share is not None:
+            mrng = np.random.default_rng([seed, i, 1])
+            fixed["motion_px"] = (float(mrng.uniform(1, 5)) if mrng.random() < motion_share
+                                  else 0.0)
+        shot = random_photo(geom, state, rng, **fixed)
         frame, label, style, cond = shot.frame, shot.label, shot.card.style, shot.info.conditions
         _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
         frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
@@ -126,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("--seed", type=int, required=True)
     st.add_argument("--count", type=int, default=300)
     st.add_argument("--start", type=int, default=0)
+    st.add_argument("--motion-share", type=float, default=None,
+                    help="share of photos with a 1-5 px motion blur (default: the renderer's)")
     ft = sub.add_parser("fit", help="train on saved strips and export ONNX")
     ft.add_argument("data", nargs="+")
     ft.add_argument("--out", default="models/sigil_bands/bands.onnx")
@@ -134,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--discs", action="store_true", help="train the crossed-candle model")
     args = ap.parse_args(argv)
     if args.cmd == "strips":
-        d = make_strips(args.seed, args.count, args.start)
+        d = make_strips(args.seed, args.count, args.start, args.motion_share)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, **d)
         print(f"{len(d['y'])} strips ({int(d['y'].sum())} lines) -> {args.out}")
