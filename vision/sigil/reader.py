@@ -132,7 +132,9 @@ class SigilConfig:
     # the learned band classifier (lines); without its file, the hand-made evidence decides
     band_model_path: str = str(BAND_MODEL_PATH)
     use_band_model: bool = True
-    band_floor: float = 0.3
+    # the models give probabilities: a mark below 0.5 is more likely not drawn, whatever gap
+    # the card's other marks leave (0.3 let strips of 0.3-0.5 in: extra lines and crosses)
+    band_floor: float = 0.5
     band_ceiling: float = 0.7
     band_min_jump: float = 0.25
     band_default: float = 0.5
