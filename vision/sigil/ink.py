@@ -62,6 +62,7 @@ class CardMaps:
     ref: Reference | None = None  # the blank card subtracted (for ``fade``)
     spread_px: int = 1
     px_per_mm: float = 4.0
+    norm: np.ndarray | None = None  # the light-normalised photo (float32 BGR), when kept
 
     @property
     def level(self) -> float:
@@ -86,8 +87,10 @@ class CardMaps:
         when it prints evenly or there is no blank card. Computed on first use."""
         if self.ref is None or self.ref.stand_in:
             return None
-        img = self.rectified.astype(np.float32)
-        norm = img / np.maximum(_up(_paper(img), img.shape[:2]), 1.0)
+        norm = self.norm
+        if norm is None:
+            img = self.rectified.astype(np.float32)
+            norm = img / np.maximum(_up(_paper(img), img.shape[:2]), 1.0)
         return print_fade(_min3(norm), self.ref, self.hidden, px_per_mm=self.px_per_mm,
                           spread_px=self.spread_px)
 
@@ -480,4 +483,4 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     blind = _blind(ref, spread_px)
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
                     rectified=rect, cover_in=cover_in if keep_cover_input else None,
-                    ref=ref, spread_px=spread_px, px_per_mm=px_per_mm)
+                    ref=ref, spread_px=spread_px, px_per_mm=px_per_mm, norm=norm)

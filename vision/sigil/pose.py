@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import cv2
@@ -530,9 +531,14 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     area_img = sh * sw
     cands: list[tuple[float, Any]] = []
     broken: list[tuple[float, np.ndarray]] = []
+    # a closed contour of n points (steps of at most sqrt(2) px) encloses at most
+    # (sqrt(2) n)^2 / (4 pi) px: the shorter ones (most of an edge mask's) cannot hold min_area
+    least = int(np.sqrt(4 * np.pi * min_area * area_img) / np.sqrt(2))
     for m in _masks(small):
         contours, _ = cv2.findContours(m, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         for c in contours:
+            if len(c) < least:
+                continue
             area = cv2.contourArea(c)
             if not min_area * area_img <= area <= max_area * area_img:
                 continue
@@ -831,13 +837,13 @@ RANK_PPM = 1.0   # candidate outlines are ranked this coarsely (a quarter of the
 
 
 def _normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float) -> np.ndarray:
-    """The photo rectified at ``s`` px/mm, grey, divided by a coarse estimate of the bare
-    card's brightness (shade and uneven light cancel)."""
+    """The photo (BGR, or grey already) rectified at ``s`` px/mm, grey, divided by a coarse
+    estimate of the bare card's brightness (shade and uneven light cancel)."""
     size = (round(geom.width * s), round(geom.height * s))
     rect = cv2.warpPerspective(image, h @ np.diag([1.0 / s, 1.0 / s, 1.0]), size,
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-    g = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    g = (rect if rect.ndim == 2 else cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY)).astype(np.float32)
     small = cv2.resize(g, (max(2, g.shape[1] // 4), max(2, g.shape[0] // 4)),
                        interpolation=cv2.INTER_AREA)
     paper = cv2.resize(cv2.dilate(small, np.ones((3, 3), np.uint8)), (g.shape[1], g.shape[0]))
@@ -882,6 +888,22 @@ def _score(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray
 
 # ------------------------------------------------------------------------------ finding
 
+class _Photo:
+    """The photo as the pose search reads it: BGR (the outline masks), grey (the whole-card
+    and candle matches, :func:`_normalised`) and its darkest channel (the patch refinement,
+    :func:`_min_channel_normalised`), made once on first use: warping one channel instead of
+    three and reducing it afterwards."""
+
+    def __init__(self, bgr: np.ndarray, grey: np.ndarray) -> None:
+        self.bgr = bgr
+        self.grey = grey
+
+    @cached_property
+    def darkest(self) -> np.ndarray:
+        b, g, r = cv2.split(self.bgr)
+        return cv2.min(cv2.min(b, g), r)
+
+
 def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
               refs: Sequence[np.ndarray], config: PoseConfig | None = None,
               others: Mapping[int, str] | None = None, hint: np.ndarray | None = None,
@@ -917,19 +939,20 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     """
     cfg = config or PoseConfig()
     notes: list[str] = []
+    photo = _Photo(image, gray)
     seen = _markers_in_view(gray, geom, others)
     hm = _marker_homography(seen, geom) if len(seen) >= 2 else None
     if hm is not None:
         which = 0
         if len(refs) > 1:
-            g = _match_image(image, hm, geom)
+            g = _match_image(photo.grey, hm, geom)
             which = int(np.argmax([float((g * _ref_at(r, geom, MATCH_PPM, True)).sum())
                                    for r in refs]))
         # corners of two or three small markers, blurred, fix the far side of the card only
         # roughly: the printed artwork pins it down, if it agrees with the markers seen
         r = None
         if len(seen) < 4:
-            r = _refine(image, hm, geom, refs[which], True, cfg.marker_patches)
+            r = _refine(photo.darkest, hm, geom, refs[which], True, cfg.marker_patches)
         if r is not None and r[1] >= cfg.min_inliers and r[2] >= cfg.min_cover:
             mine = {m.id: m for m in geom.markers}
             tol = cfg.marker_agree_mm * _photo_ppm(hm, geom)
@@ -943,28 +966,28 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
             # two or three markers (a homography through eight blurred corners of two small
             # squares can put the far side of the card anywhere): the pose must also fit the
             # printed card, else the outline decides
-            n1 = _normalised(image, hm, geom, MATCH_PPM)
+            n1 = _normalised(photo.grey, hm, geom, MATCH_PPM)
             s1 = float((_zero_mean(n1) * _ref_at(refs[which], geom, MATCH_PPM, True)).sum())
-            cs = candle_scores(image, hm, geom, refs[which], MATCH_PPM, n1)
+            cs = candle_scores(photo.grey, hm, geom, refs[which], MATCH_PPM, n1)
             if s1 < cfg.min_match or \
                     float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen]) \
                     < cfg.min_candle_match:
                 notes.append("markers seen but the card does not fit them: found by its outline")
-                pose, which2, more = _find_by_outline(image, geom, refs, cfg)
+                pose, which2, more = _find_by_outline(photo, geom, refs, cfg)
                 return pose, which2, notes + more
         return _pose_of(hm, geom, "markers", tuple(sorted(seen))), which, notes
     if hint is not None:
-        found = _from_hint(image, np.asarray(hint, np.float64), geom, refs, cfg)
+        found = _from_hint(photo, np.asarray(hint, np.float64), geom, refs, cfg)
         if found is not None:
             return found[0], found[1], [*notes, "card found where it was (the pose hint)"]
         notes.append("the card is not where the hint puts it")
     if geom.markers:
         notes.append("markers not found: card found by its outline")
-    pose, which, more = _find_by_outline(image, geom, refs, cfg)
+    pose, which, more = _find_by_outline(photo, geom, refs, cfg)
     return pose, which, notes + more
 
 
-def _from_hint(image: np.ndarray, hint: np.ndarray, geom: CardGeometry,
+def _from_hint(photo: _Photo, hint: np.ndarray, geom: CardGeometry,
                refs: Sequence[np.ndarray], cfg: PoseConfig) -> tuple[Pose, int] | None:
     """The card near a pose given by the caller (the last frame's): the fine patch pass from
     it (4 px/mm within 1.5 mm: a card that has not moved), else coarse then fine (within 6 mm:
@@ -974,47 +997,47 @@ def _from_hint(image: np.ndarray, hint: np.ndarray, geom: CardGeometry,
         return None
     for coarse in (False, True):
         for i, ref in enumerate(refs):
-            r = _refine(image, hint, geom, ref, coarse=coarse)
+            r = _refine(photo.darkest, hint, geom, ref, coarse=coarse)
             if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
                 continue
-            score, candles = _fit(image, r[0], geom, ref, cfg)
+            score, candles = _fit(photo.grey, r[0], geom, ref, cfg)
             if score >= cfg.min_match and candles >= cfg.min_candle_match:
                 return _pose_of(r[0], geom, "hint"), i
     return None
 
 
-def _fit(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+def _fit(grey: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
          cfg: PoseConfig) -> tuple[float, float]:
     """How well a pose fits the blank card: the correlation of the whole card (at MATCH_PPM)
     and the ``candles_seen``-th best candle correlation (:func:`candle_scores`)."""
-    n1 = _normalised(image, h, geom, MATCH_PPM)
+    n1 = _normalised(grey, h, geom, MATCH_PPM)
     score = float((_zero_mean(n1) * _ref_at(ref, geom, MATCH_PPM, True)).sum())
-    cs = candle_scores(image, h, geom, ref, MATCH_PPM, n1)
+    cs = candle_scores(grey, h, geom, ref, MATCH_PPM, n1)
     return score, float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen])
 
 
-def _find_by_outline(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
+def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
                      cfg: PoseConfig) -> tuple[Pose, int, list[str]]:
     """The card by its outline (:func:`outline_quads`, :func:`_pose_from_quads`); when no
     outline fits the blank card, the quadrilaterals of the straight edges in view
     (:func:`line_quads`: a hand across the card joins it in every mask) and the outlines
     again, every rotation of each tried."""
-    quads = outline_quads(image, geom)
+    quads = outline_quads(photo.bgr, geom)
     try:
-        return _pose_from_quads(image, geom, refs, cfg, quads)
+        return _pose_from_quads(photo, geom, refs, cfg, quads)
     except NoCard as exc:
         first = exc
-    more = line_quads(image, geom)
+    more = line_quads(photo.bgr, geom)
     if not more:
         raise first
     try:
-        pose, which, notes = _pose_from_quads(image, geom, refs, cfg, more + quads, True)
+        pose, which, notes = _pose_from_quads(photo, geom, refs, cfg, more + quads, True)
     except NoCard:
         raise first from None
     return pose, which, [*notes, "card found by the straight runs of its edges (outline broken)"]
 
 
-def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.ndarray],
+def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
                      cfg: PoseConfig, quads: Sequence[np.ndarray], every_turn: bool = False,
                      ) -> tuple[Pose, int, list[str]]:
     """The card on one of ``quads``: every quad and rotation scored by correlation with the
@@ -1042,7 +1065,7 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
                 continue
             # ranked at RANK_PPM (only the order counts: the refined poses are checked at
             # MATCH_PPM)
-            g = _zero_mean(_normalised(image, hs[k], geom, RANK_PPM))
+            g = _zero_mean(_normalised(photo.grey, hs[k], geom, RANK_PPM))
             # the card turned half round is the same rectified image turned half round
             for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
                 if kk in cand:
@@ -1059,19 +1082,19 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
         """Refine ``h0`` coarsely; keep it (or the unrefined pose, when the refined one fails
         and it fits better) as the best if it fits the blank card and its candles."""
         nonlocal best, top
-        r = _refine(image, h0, geom, refs[i], fine=False)
+        r = _refine(photo.darkest, h0, geom, refs[i], fine=False)
         score, candles = -1.0, -1.0
         if r is not None:
-            score, candles = _fit(image, r[0], geom, refs[i], cfg)
+            score, candles = _fit(photo.grey, r[0], geom, refs[i], cfg)
             if score < cfg.min_match or candles < cfg.min_candle_match:
                 # a start far off: the coarse pass alone may leave the candles a little off
-                r2 = _refine(image, r[0], geom, refs[i], coarse=False)
+                r2 = _refine(photo.darkest, r[0], geom, refs[i], coarse=False)
                 if r2 is not None:
-                    s2, c2 = _fit(image, r2[0], geom, refs[i], cfg)
+                    s2, c2 = _fit(photo.grey, r2[0], geom, refs[i], cfg)
                     if (s2, c2) > (score, candles):
                         r, score, candles = r2, s2, c2
         if r is None or score < cfg.min_match or candles < cfg.min_candle_match:
-            s0, c0 = _fit(image, h0, geom, refs[i], cfg)
+            s0, c0 = _fit(photo.grey, h0, geom, refs[i], cfg)
             if r is None or (s0, c0) > (score, candles):
                 score, candles = s0, c0
             else:
@@ -1099,10 +1122,10 @@ def _pose_from_quads(image: np.ndarray, geom: CardGeometry, refs: Sequence[np.nd
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
                      f"{cfg.min_candle_match} needed): wrong layout, or no card")
     h = best[1]
-    r = _refine(image, h, geom, refs[best[2]], coarse=False)
+    r = _refine(photo.darkest, h, geom, refs[best[2]], coarse=False)
     if r is not None:
         # kept unless it fits the blank card worse (too few patches of a hidden card matched)
-        s2, candles = _fit(image, r[0], geom, refs[best[2]], cfg)
+        s2, candles = _fit(photo.grey, r[0], geom, refs[best[2]], cfg)
         if s2 >= best[0] - cfg.fine_slack and candles >= cfg.min_candle_match:
             h = r[0]
     return _pose_of(h, geom, "outline"), best[2], notes
@@ -1214,12 +1237,15 @@ def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
 
 def _min_channel_normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
                             pad_mm: float) -> np.ndarray:
-    """The photo rectified at ``s`` px/mm with ``pad_mm`` around the card, darkest channel."""
+    """The photo (BGR, or its darkest channel already) rectified at ``s`` px/mm with
+    ``pad_mm`` around the card, darkest channel."""
     w, hh = geom.size_mm
     size = (round((w + 2 * pad_mm) * s), round((hh + 2 * pad_mm) * s))
     m = h @ np.array([[1 / s, 0, -pad_mm], [0, 1 / s, -pad_mm], [0, 0, 1]])
     rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_REPLICATE)
+    if rect.ndim == 2:  # the photo's darkest channel already
+        return rect.astype(np.float32)
     b, g, r = cv2.split(rect)
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
