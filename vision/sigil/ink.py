@@ -378,8 +378,8 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     H, W = rect.shape[:2]
     img = rect.astype(np.float32)
     paper_small = _paper(img)
-    # (cv2's element-wise float32 operations: the same values as numpy's, faster)
-    norm = cv2.divide(img, cv2.max(_up(paper_small, (H, W)), 1.0))
+    paper = _up(paper_small, (H, W))
+    norm = np.divide(img, np.maximum(paper, 1.0, out=paper), out=paper)
 
     # what covers the card: colour or brightness of the coarse paper estimate vs the blank card
     vs = valid[::COARSE, ::COARSE][:paper_small.shape[0], :paper_small.shape[1]]
@@ -456,8 +456,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
             sigma = 0.45 * px_per_mm / (2 * np.sqrt(2) * _erfinv(ratio))
             sigma = float(min(max(round(sigma * 2) / 2, 0.5), 4.0))
             floor = np.minimum(floor, _blurred_floor(ref, sigma, spread_px))
-    b, g, r = cv2.split(cv2.subtract(floor, norm))
-    ink = cv2.max(cv2.max(b, g), r)
+    ink = _max3(floor - norm)
     np.clip(ink, 0.0, 1.0, out=ink)
     ink[hidden] = 0.0
     # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
