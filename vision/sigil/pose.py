@@ -84,6 +84,7 @@ class PoseConfig:
     candles_seen: int = 4           # candles that must reach min_candle_match, else NoCard
     refine_candidates: int = 2      # best-scoring outline poses refined
     good_match: float = 0.55        # a first candidate this good needs no rival
+    turn_share: float = 0.75        # a doubtful one's half turn is refined if it fits this well
     fine_slack: float = 0.02        # the fine refinement may lower the match by this much
     marker_patches: int = 48        # blank-card patches that refine a marker pose
     min_inliers: int = 12           # patches agreeing, for a marker pose to be refined
@@ -1113,10 +1114,14 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
             break  # the first candidate is clearly the card: no need to look further
         consider(h0, i)
     if best is not None and best[0] < cfg.good_match:
-        # a doubtful best: the card turned half round (its quad is the same) competes with it
+        # a doubtful best: the card turned half round (its quad is the same) competes with it,
+        # when it fits the blank card, unrefined, nearly as well (the printed frame alone
+        # gives it about half the score)
         w, hh = geom.size_mm
         half = np.array([[-1.0, 0.0, w], [0.0, -1.0, hh], [0.0, 0.0, 1.0]])
-        consider(best[1] @ half, best[2])
+        turned = best[1] @ half
+        if _fit(photo.grey, turned, geom, refs[best[2]], cfg)[0] >= cfg.turn_share * best[0]:
+            consider(turned, best[2])
     if best is None:
         raise NoCard(f"no card matching layout {geom.name!r} in view (best match "
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
