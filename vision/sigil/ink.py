@@ -412,7 +412,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
             prob.astype(np.float32), (prob.shape[1] * f, prob.shape[0] * f),
             interpolation=cv2.INTER_LINEAR)
         hidden = full > cover_level
-        if cover_min_mm > 0:
+        if cover_min_mm > 0 and hidden.any():
             # what covers the card is wider than any pen stroke: dense writing in a colour
             # like skin's is not a hand
             rad = max(1, round(cover_min_mm * px_per_mm / 2))
@@ -438,8 +438,11 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
         hidden = _up(covered.astype(np.float32), (H, W)) > 0.25
         hidden = cv2.dilate(hidden.astype(np.uint8), k, iterations=2).astype(bool)
     hidden |= ~valid
-    glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
-    glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
+    if glare_small.any():
+        glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
+        glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
+    else:  # (nothing to grow: the common case)
+        glare = np.zeros((H, W), bool)
 
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
