@@ -367,7 +367,9 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, holding look-alikes "
                         "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
                         "in the scenes of 1-8 dice and none among many small dice")
-    parser.add_argument("--cache", help="npz of rendered scenes: loaded if present, else written")
+    parser.add_argument("--cache", action="append", default=[],
+                        help="npz of rendered scenes: loaded if present, else written; given "
+                        "several times, the caches (all present) are trained on together")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     args = parser.parse_args()
@@ -381,15 +383,19 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    if args.cache and Path(args.cache).is_file():
-        data = np.load(args.cache)
-        images, heats, sizes, masks = data["images"], data["heats"], data["sizes"], data["masks"]
-        hands = data["hands"]
-        crops, classes = [data["crops"]], list(data["classes"])
+    caches = [Path(c) for c in args.cache]
+    if caches and all(c.is_file() for c in caches):  # several caches: trained on together
+        parts = [np.load(c) for c in caches]
+        images, heats, sizes, masks, hands = (np.concatenate([d[k] for d in parts]) for k in
+                                              ("images", "heats", "sizes", "masks", "hands"))
+        crops, classes = [d["crops"] for d in parts], [c for d in parts for c in d["classes"]]
+    elif len(caches) > 1:
+        raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
+                         "(several caches are only read; render each with one --cache)")
     else:
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng)
-        if args.cache:
-            np.savez(args.cache, images=np.stack(images), heats=np.stack(heats),
+        if caches:
+            np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
                      crops=np.concatenate(crops), classes=np.array(classes))
     print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
