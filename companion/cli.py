@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
             handler = "evaluate" if group == "eval" else "bench"
             p = _leaf(kinds, kind, f"companion.commands.{kind}:{handler}", f"{help_text}: {kind}")
             p.add_argument("folder", metavar="DIR")
+            if (group, kind) == ("eval", "sigil"):
+                p.add_argument("--show", metavar="OUT",
+                               help="write a picture of each of the worst failures to OUT")
             _json_flag(p)
 
     render = sub.add_parser("render", help="synthetic labelled scenes").add_subparsers(

@@ -95,8 +95,12 @@ def _art(cond: Any) -> tuple[str | None, int | None]:
     return art, design if isinstance(design, int) and not isinstance(design, bool) else None
 
 
-def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
-    """Read every labelled photo of ``folder`` and score the readings (``eval sigil``)."""
+def evaluate_folder(folder: str | Path, *, worst: int = 10,
+                    show: str | Path | None = None) -> dict[str, Any]:
+    """Read every labelled photo of ``folder`` and score the readings (``eval sigil``).
+
+    ``show``: a folder that receives a picture of each of the ``worst`` failures, the reading
+    drawn over the photo against the labels (:func:`vision.sigil.overlay.draw_reading`)."""
     from vision.readings import SigilState
     from vision.sigil.scoring import Tally, condition_groups, score_card
 
@@ -105,21 +109,21 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
     read_sigil = _reader()
     total = Tally()
     groups: dict[str, Tally] = {}
-    failures: list[tuple[int, str, list[str]]] = []
+    failures: list[tuple[int, str, list[str], Any, SigilState]] = []
     path = folder / "labels.json"
     for i, entry in enumerate(labels):
         truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
         cond = entry.get("conditions") or {}
         image = read_image(folder / entry["image"])
         try:
-            reading = read_sigil(image, load_layout(truth.layout),
-                                 references(truth.layout, *_art(cond)) or None,
-                                 others=all_layouts()).state
-            refusal = None
+            result = read_sigil(image, load_layout(truth.layout),
+                                references(truth.layout, *_art(cond)) or None,
+                                others=all_layouts())
+            reading, refusal = result.state, None
         except BadInput as exc:
             if "layout" in str(exc) and "unknown layout" in str(exc):
                 raise
-            reading, refusal = None, str(exc)
+            result, reading, refusal = None, None, str(exc)
         sc = score_card(truth, reading, entry.get("ghost_lines") or ())
         total.add(sc)
         for g in condition_groups(cond if isinstance(cond, dict) else None):
@@ -129,18 +133,42 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10) -> dict[str, Any]:
             if sc.unknown:
                 errs.append(f"{sc.unknown} visible elements unknown")
             failures.append((len(sc.errors) + (10 if refusal else 0) + sc.unknown,
-                             entry["image"], errs))
+                             entry["image"], errs, result, truth))
     report = total.to_json()
     report["by_condition"] = {k: groups[k].to_json() for k in sorted(groups)}
     failures.sort(key=lambda f: -f[0])
-    report["worst"] = [{"image": name, "errors": errs[:8]} for _, name, errs in
+    report["worst"] = [{"image": name, "errors": errs[:8]} for _, name, errs, _, _ in
                        failures[:worst]]
+    if show is not None:
+        _show_failures(folder, Path(show), failures[:worst])
     return report
+
+
+def _show_failures(folder: Path, out: Path, failures: list[tuple[Any, ...]]) -> None:
+    """One picture per failure in ``out``: the reading over the photo (green: right, magenta:
+    read but not drawn, red: drawn but missed, yellow: unknown), its errors written above."""
+    import cv2
+
+    from vision.sigil.overlay import draw_reading
+
+    out.mkdir(parents=True, exist_ok=True)
+    for _, name, errs, result, truth in failures:
+        image = read_image(folder / name)
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        if result is not None:
+            image = draw_reading(image, result, load_layout(truth.layout), truth)
+        for k, line in enumerate(errs[:8]):
+            for colour, width in (((0, 0, 0), 3), ((255, 255, 255), 1)):
+                cv2.putText(image, line[:110], (8, 20 + 18 * k), cv2.FONT_HERSHEY_SIMPLEX,
+                            0.45, colour, width, cv2.LINE_AA)
+        cv2.imwrite(str(out / (Path(name).stem + ".jpg")), image,
+                    [cv2.IMWRITE_JPEG_QUALITY, 85])
 
 
 def evaluate(args: argparse.Namespace) -> int:
     """``eval sigil DIR [--json]``."""
-    report = evaluate_folder(args.folder)
+    report = evaluate_folder(args.folder, show=args.show)
     if args.json:
         print_json(report)
         return 0

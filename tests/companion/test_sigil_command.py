@@ -84,3 +84,29 @@ def test_bench_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["bench", "sigil", str(folder), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["images"] == 2 and rep["ms_median"] > 0 and rep["peak_mb"] > 0
+
+
+def test_eval_sigil_show_draws_each_failure(folder: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A label that disagrees with the card and a photo with no card: both are failures, and
+    ``--show`` writes a picture of each (and none of the card read exactly)."""
+    bad = tmp_path / "set"
+    bad.mkdir()
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (bad / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    wrong = SigilState.of("A", lines=[(0, 1), (2, 6), (3, 5)], crossed=[4],
+                          top=[TopBox(3)] + [None] * 6)
+    labels[0]["sigil"] = wrong.to_json()             # a line the card does not have
+    cv2.imwrite(str(bad / "table.png"), np.full((360, 640, 3), 90, np.uint8))
+    labels.append({**labels[1], "image": "table.png"})
+    (bad / "labels.json").write_text(json.dumps(labels))
+    shown = tmp_path / "shown"
+    assert main(["eval", "sigil", str(bad), "--json", "--show", str(shown)]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    failed = {w["image"] for w in rep["worst"]}
+    assert {"card_0.png", "table.png"} <= failed
+    assert {p.name for p in shown.iterdir()} == {Path(n).stem + ".jpg" for n in failed}
+    drawn = cv2.imread(str(shown / "card_0.jpg"))
+    photo = cv2.imread(str(bad / "card_0.png"))
+    assert drawn.shape == photo.shape and np.abs(drawn.astype(int) - photo).mean() > 0.5
