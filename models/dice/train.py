@@ -158,14 +158,14 @@ def train_mode(model: nn.Module, frozen: bool) -> None:
         freeze_bn(model)
 
 
-def optimiser(model: nn.Module, init: Path | None, name: str,
+def optimiser(model: nn.Module, init: Path | None, name: str, lr: float | None = None,
               ) -> tuple[torch.optim.Optimizer, float, bool]:
     """Start ``model`` from ``init`` (:func:`init_model`) in training mode, with AdamW at its
-    peak learning rate (1e-3 when continuing, 3e-3 from scratch); return the optimiser, that
-    rate, and whether the batch norms stay frozen."""
+    peak learning rate ``lr`` (default 1e-3 when continuing, 3e-3 from scratch); return the
+    optimiser, that rate, and whether the batch norms stay frozen."""
     frozen = init_model(model, init, name)
     train_mode(model, frozen)
-    lr0 = 1e-3 if init is not None else 3e-3
+    lr0 = lr if lr is not None else (1e-3 if init is not None else 3e-3)
     return torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4), lr0, frozen
 
 
@@ -372,6 +372,9 @@ def main() -> None:
                         "several times, the caches (all present) are trained on together")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
+    parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
+                        "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
+                        "for a second continuation of the same nets")
     args = parser.parse_args()
     global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE
     TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
@@ -405,11 +408,11 @@ def main() -> None:
     if args.only != "classifier":
         train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks),
                        np.stack(hands), out, budget * (0.7 if args.only is None else 1.0),
-                       rng, init)
+                       rng, init, args.lr)
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
-                         args.clear_weight)
+                         args.clear_weight, args.lr)
 
 
 def render_data(n: int, rng: np.random.Generator,
@@ -457,9 +460,9 @@ def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
                    hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
-                   init: Path | None = None) -> None:
+                   init: Path | None = None, lr: float | None = None) -> None:
     model = Detector()
-    opt, lr0, _ = optimiser(model, init, "detector")
+    opt, lr0, _ = optimiser(model, init, "detector", lr)
     start = time.time()
     step, batch = 0, 24
     n = len(images)
@@ -492,14 +495,14 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
 
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
-                     clear_weight: float = 1.0) -> None:
+                     clear_weight: float = 1.0, lr: float | None = None) -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
     val = rng.random(n) < 0.08
     xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
     model = Classifier()
-    opt, lr0, frozen = optimiser(model, init, "classifier")
+    opt, lr0, frozen = optimiser(model, init, "classifier", lr)
     start = time.time()
     step, batch = 0, 128
     while time.time() - start < budget:
