@@ -19,16 +19,17 @@ of the layout's ``candles`` list; lines are pairs ``(a, b)``, a < b.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from companion.errors import BadInput
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
+from vision.render.sigil import RandomPhoto, random_photo
 from vision.sigil.geometry import CardGeometry, card_geometry, segment_distance
 
-__all__ = ["LineCheck", "chord_line_ok", "line_checker", "random_state"]
+__all__ = ["LineCheck", "RandomCards", "chord_line_ok", "line_checker", "random_state"]
 
 #: ``check(state_so_far, a, b) -> bool``: may the line a-b be drawn next on this card?
 LineCheck = Callable[[SigilState, int, int], bool]
@@ -134,3 +135,24 @@ def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None
             crossed.append(int(rng.choice(options)))
         state = SigilState(geom.name, tuple(lines), tuple(crossed), tuple(top))
     return state
+
+
+class RandomCards:
+    """Random labelled photos of sigil cards of ``layouts`` (``render sigil`` and the trainers):
+    photo ``i`` of ``seed`` depends only on ``(seed, i)``: one of the layouts, a legal state of
+    it (:func:`random_state`), drawn and photographed by
+    :func:`vision.render.sigil.random_photo`."""
+
+    def __init__(self, layouts: Sequence[Any]) -> None:
+        self.layouts = list(layouts)
+        self.geoms = [card_geometry(lay) for lay in self.layouts]
+        self.checks = [line_checker(lay) for lay in self.layouts]
+
+    def photo(self, seed: int, i: int, **options: Any,
+              ) -> tuple[int, RandomPhoto, np.random.Generator]:
+        """The index of the photo's layout, the photo (``options`` go to ``random_photo``) and
+        its generator, for any draws that follow it."""
+        rng = np.random.default_rng([seed, i])
+        k = int(rng.integers(len(self.layouts)))
+        state = random_state(self.geoms[k], rng, check=self.checks[k])
+        return k, random_photo(self.geoms[k], state, rng, **options), rng

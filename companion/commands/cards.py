@@ -99,9 +99,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
     """
-    from calibration.states import line_checker, random_state
-    from vision.render.sigil import random_photo
-    from vision.sigil.geometry import card_geometry
+    from calibration.states import RandomCards
 
     if count < 1:
         raise BadInput(f"--count must be 1 or more, got {count}")
@@ -110,16 +108,12 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     if out.exists() and not out.is_dir():
         raise BadInput(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    geoms = [card_geometry(lay) for lay in layouts]
-    checks = [line_checker(lay) for lay in layouts]
+    cards = RandomCards(layouts)
     labels: list[dict[str, Any]] = []
     for i in range(count):
-        rng = np.random.default_rng([seed, i])
-        k = int(rng.integers(len(layouts)))
-        geom = geoms[k]
-        state = random_state(geom, rng, check=checks[k])
-        shot = random_photo(geom, state, rng, px_per_mm=px_per_mm, marker_share=marker_share,
-                            ghost_share=ghost_share)
+        k, shot, _ = cards.photo(seed, i, px_per_mm=px_per_mm, marker_share=marker_share,
+                                 ghost_share=ghost_share)
+        geom = cards.geoms[k]
         frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
         ghosts = [list(g) for g in shot.ghosts]
         conditions = info.conditions

@@ -47,32 +47,26 @@ def make_strips(seed: int, count: int, start: int = 0,
     ``motion_share``, that share of the photos gets a motion blur of 1-5 px and the rest none
     (the renderer's own draw gives a fifth of them one), drawn from a generator of its own."""
     from calibration.references import references
-    from calibration.states import line_checker, random_state
+    from calibration.states import RandomCards
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
     from companion.errors import BadInput
-    from vision.render.sigil import random_photo
-    from vision.sigil.geometry import card_geometry
     from vision.sigil.reader import card_samples
 
     layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
-    geoms = [card_geometry(lay) for lay in layouts]
-    checks = [line_checker(lay) for lay in layouts]
+    cards = RandomCards(layouts)
     xs, ys, ws, groups, lens = [], [], [], [], []
     dxs, dys, dgroups = [], [], []
     bxs, bys = [], []
     refused = 0
     t0 = time.time()
     for i in range(start, start + count):
-        rng = np.random.default_rng([seed, i])
-        k = int(rng.integers(len(layouts)))
-        geom = geoms[k]
-        state = random_state(geom, rng, check=checks[k])
         fixed = {}
         if motion_share is not None:
             mrng = np.random.default_rng([seed, i, 1])
             fixed["motion_px"] = (float(mrng.uniform(1, 5)) if mrng.random() < motion_share
                                   else 0.0)
-        shot = random_photo(geom, state, rng, **fixed)
+        k, shot, rng = cards.photo(seed, i, **fixed)
+        geom = cards.geoms[k]
         frame, label, style, cond = shot.frame, shot.label, shot.card.style, shot.info.conditions
         _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
         frame = cv2.imdecode(data, cv2.IMREAD_COLOR)

@@ -35,27 +35,21 @@ def make_data(seed: int, count: int, start: int = 0, hand_share: float = 0.6,
     """Render photos ``start .. start + count - 1`` of ``seed``: cover inputs, targets, and
     the cells inside the photo."""
     from calibration.references import references
-    from calibration.states import line_checker, random_state
+    from calibration.states import RandomCards
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
     from companion.errors import BadInput
-    from vision.render.sigil import random_photo
-    from vision.sigil.geometry import card_geometry
     from vision.sigil.pose import rectify
     from vision.sigil.reader import SigilConfig, _prepare
 
     cfg = SigilConfig(use_cover_model=False)
     layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
-    geoms = [card_geometry(lay) for lay in layouts]
-    checks = [line_checker(lay) for lay in layouts]
+    cards = RandomCards(layouts)
     xs, ys, vs, rects = [], [], [], []
     refused = 0
     t0 = time.time()
     for i in range(start, start + count):
-        rng = np.random.default_rng([seed, i])
-        k = int(rng.integers(len(layouts)))
-        geom = geoms[k]
-        state = random_state(geom, rng, check=checks[k])
-        shot = random_photo(geom, state, rng, hand_share=hand_share)
+        k, shot, _ = cards.photo(seed, i, hand_share=hand_share)
+        geom = cards.geoms[k]
         frame, info, style = shot.frame, shot.info, shot.card.style
         cond = info.conditions
         _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
