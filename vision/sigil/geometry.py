@@ -27,7 +27,7 @@ import numpy as np
 from companion.errors import BadInput
 
 __all__ = ["Candle", "CardGeometry", "MarkerSpec", "card_corners_mm", "card_geometry",
-           "project", "segment_distance"]
+           "photo_px_per_mm", "project", "segment_distance"]
 
 
 @dataclass(frozen=True)
@@ -183,6 +183,15 @@ def project(h: np.ndarray, pts_mm: np.ndarray) -> np.ndarray:
     """Map ``(N, 2)`` card points (mm) to image points (px) through the homography ``h``."""
     pts = np.asarray(pts_mm, np.float64).reshape(-1, 1, 2)
     return cv2.perspectiveTransform(pts, np.asarray(h, np.float64)).reshape(-1, 2)
+
+
+def photo_px_per_mm(h: np.ndarray, geom: CardGeometry) -> float:
+    """How many photo pixels one card mm spans at the card's centre through ``h`` (the square
+    root of the homography's local area scale there)."""
+    c = np.array(geom.size_mm) / 2.0
+    jac = project(h, np.array([c, c + np.array([1.0, 0.0]), c + np.array([0.0, 1.0])]))
+    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
+    return float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:

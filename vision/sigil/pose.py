@@ -41,7 +41,13 @@ import numpy as np
 
 from companion.errors import BadInput
 from vision.imageio import as_bgr
-from vision.sigil.geometry import CardGeometry, card_corners_mm, card_geometry, project
+from vision.sigil.geometry import (
+    CardGeometry,
+    card_corners_mm,
+    card_geometry,
+    photo_px_per_mm,
+    project,
+)
 
 __all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "candle_scores", "detect_markers",
            "find_card", "find_pose", "homographies_for_quad", "layout_match", "line_quads",
@@ -956,7 +962,7 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
             r = _refine(photo.darkest, hm, geom, refs[which], True, cfg.marker_patches)
         if r is not None and r[1] >= cfg.min_inliers and r[2] >= cfg.min_cover:
             mine = {m.id: m for m in geom.markers}
-            tol = cfg.marker_agree_mm * _photo_ppm(hm, geom)
+            tol = cfg.marker_agree_mm * photo_px_per_mm(hm, geom)
             # marker centres: blur moves a marker's corners inwards, not its centre
             off = max(float(np.linalg.norm(project(r[0], np.array([mine[i].center]))[0]
                                            - c.mean(axis=0)))
@@ -1255,13 +1261,6 @@ def _min_channel_normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
 
-def _photo_ppm(h: np.ndarray, geom: CardGeometry) -> float:
-    c = np.array(geom.size_mm) / 2.0
-    jac = project(h, np.array([c, c + np.array([1.0, 0.0]), c + np.array([0.0, 1.0])]))
-    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
-    return float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
-
-
 def refine_by_patches(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray, *,
                       s: float, reach_mm: float, patch_mm: float = 7.0, cell_mm: float = 10.0,
                       most: int = 40, min_ncc: float = 0.5,
@@ -1302,7 +1301,7 @@ def refine_by_patches(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref:
         return None
     src_a = np.array(src, np.float64)
     dst_px = project(h, np.array(dst, np.float64))
-    tol = max(1.0, 0.35 * _photo_ppm(h, geom))     # 0.35 mm
+    tol = max(1.0, 0.35 * photo_px_per_mm(h, geom))     # 0.35 mm
     h2, inl = cv2.findHomography(src_a, dst_px, cv2.RANSAC, tol)
     if h2 is None or inl is None:
         return None

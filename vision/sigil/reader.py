@@ -47,7 +47,7 @@ from vision.sigil.bands import (
     strip_geometry,
 )
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
-from vision.sigil.geometry import CardGeometry, card_geometry, project
+from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
 from vision.sigil.pose import rectify as _rectify
@@ -906,11 +906,7 @@ def _prepare(image: np.ndarray, layout: Any,
                        f"{min(sides):.0f} px < {cfg.min_card_px:.0f} px)")
     rect, valid = _rectify(image, pose.homography, geom, s)
     # how many rectified px one photo px spans (blur and misregistration scale with it)
-    centre = np.array(geom.size_mm) / 2.0
-    jac = project(pose.homography,
-                  np.array([centre, centre + np.array([1.0, 0.0]), centre + np.array([0.0, 1.0])]))
-    d1, d2 = jac[1] - jac[0], jac[2] - jac[0]
-    photo_ppm = float(np.sqrt(abs(d1[0] * d2[1] - d1[1] * d2[0])))
+    photo_ppm = photo_px_per_mm(pose.homography, geom)
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
     cover = CoverModel(cfg.cover_model_path) if cfg.use_cover_model else None
     maps = card_maps(rect, valid, ref, hand_chroma=cfg.hand_chroma, hand_dark=cfg.hand_dark,
