@@ -482,6 +482,16 @@ def _straight_runs(edges: np.ndarray, min_len: float, most: int, angle_deg: floa
     return runs[:most]
 
 
+def _work_copy(image: np.ndarray, work_px: int) -> tuple[np.ndarray, float]:
+    """The image shrunk so that its longer side is at most ``work_px`` (itself when it already
+    is), and the scale from the image to the copy."""
+    h, w = image.shape[:2]
+    scale = work_px / max(h, w) if max(h, w) > work_px else 1.0
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+        if scale != 1.0 else image
+    return small, scale
+
+
 def line_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
                max_area: float = 0.9, limit: int = 4, min_support: float = 0.45,
                most: int = 14) -> list[np.ndarray]:
@@ -492,24 +502,31 @@ def line_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
     at least ``min_support`` of its perimeter seen, the best supported ``limit`` of them.
     Quadrilaterals (4, 2) px in the order of :func:`outline_quads`; works on a copy at most
     640 px wide."""
-    h, w = image.shape[:2]
-    scale = 640.0 / max(h, w) if max(h, w) > 640 else 1.0
-    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
-        if scale != 1.0 else image
+    small, scale = _work_copy(image, 640)
     sh, sw = small.shape[:2]
     grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     runs = _straight_runs(cv2.Canny(grey, 40, 120), 0.02 * max(sh, sw), most)
     ratio_card = max(geom.size_mm) / min(geom.size_mm)
     quads = _quads_from_runs(runs, ratio_card, (min_area * sh * sw, max_area * sh * sw))
-    quads.sort(key=lambda x: -x[0])
     out: list[np.ndarray] = []
-    for support, q in quads:
-        if support < min_support or len(out) >= limit:
+    _add_supported(out, quads, scale, min_support, limit)
+    return out
+
+
+def _add_supported(out: list[np.ndarray], quads: Sequence[tuple[float, np.ndarray]],
+                   scale: float, min_support: float, limit: int) -> None:
+    """Append to ``out`` the best supported of ``quads`` (``(support, quad)`` found on a copy
+    ``scale`` times the photo's size): at most ``limit`` of them, each with at least
+    ``min_support``, back at the photo's size in :func:`_order_clockwise` order, and none the
+    same quad (within 8 px) as one already in ``out``."""
+    added = 0
+    for support, q in sorted(quads, key=lambda x: -x[0]):
+        if support < min_support or added >= limit:
             break
         q = _order_clockwise(q / scale)
         if not any(_same_quad(q, o, 8) for o in out):
             out.append(q)
-    return out
+            added += 1
 
 
 def _clean_quad(contour: np.ndarray, hull: np.ndarray) -> bool:
@@ -529,10 +546,7 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     quadrilaterals pieced from the straight runs of broken outlines (:func:`_segment_quads`,
     at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
     (speed); the orientation is left to the caller."""
-    h, w = image.shape[:2]
-    scale = work_px / max(h, w) if max(h, w) > work_px else 1.0
-    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
-        if scale != 1.0 else image
+    small, scale = _work_copy(image, work_px)
     sh, sw = small.shape[:2]
     ratio_card = max(geom.size_mm) / min(geom.size_mm)
     area_img = sh * sw
@@ -600,15 +614,7 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
                                            / scale, np.float32))
         if not any(_same_quad(q, o, 8) for o in out):
             out.append(q)
-    broken.sort(key=lambda x: -x[0])
-    extra = 0
-    for support, q in broken:
-        if support < min_support or extra >= limit_broken:
-            break
-        q = _order_clockwise(q / scale)
-        if not any(_same_quad(q, o, 8) for o in out):
-            out.append(q)
-            extra += 1
+    _add_supported(out, broken, scale, min_support, limit_broken)
     return out
 
 
