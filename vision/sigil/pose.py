@@ -895,10 +895,6 @@ def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> n
     return out
 
 
-def _score(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray) -> float:
-    return float((_match_image(image, h, geom) * _ref_at(ref, geom, MATCH_PPM, True)).sum())
-
-
 # ------------------------------------------------------------------------------ finding
 
 class _Photo:
@@ -979,12 +975,8 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
             # two or three markers (a homography through eight blurred corners of two small
             # squares can put the far side of the card anywhere): the pose must also fit the
             # printed card, else the outline decides
-            n1 = _normalised(photo.grey, hm, geom, MATCH_PPM)
-            s1 = float((_zero_mean(n1) * _ref_at(refs[which], geom, MATCH_PPM, True)).sum())
-            cs = candle_scores(photo.grey, hm, geom, refs[which], MATCH_PPM, n1)
-            if s1 < cfg.min_match or \
-                    float(np.sort(np.nan_to_num(cs, nan=-1.0))[-cfg.candles_seen]) \
-                    < cfg.min_candle_match:
+            s1, candles = _fit(photo.grey, hm, geom, refs[which], cfg)
+            if s1 < cfg.min_match or candles < cfg.min_candle_match:
                 notes.append("markers seen but the card does not fit them: found by its outline")
                 pose, which2, more = _find_by_outline(photo, geom, refs, cfg)
                 return pose, which2, notes + more
