@@ -84,14 +84,11 @@ class CardMaps:
     def fade(self) -> np.ndarray | None:
         """How many times fainter the printed artwork prints around each pixel than on the
         card as a whole (:func:`print_fade`; glare washes print and pen out alike), or None
-        when it prints evenly or there is no blank card. Computed on first use."""
-        if self.ref is None or self.ref.stand_in:
+        when it prints evenly, or without a blank card or the light-normalised photo (both
+        kept by :func:`card_maps`). Computed on first use."""
+        if self.ref is None or self.ref.stand_in or self.norm is None:
             return None
-        norm = self.norm
-        if norm is None:
-            img = self.rectified.astype(np.float32)
-            norm = img / np.maximum(_up(_paper(img), img.shape[:2]), 1.0)
-        return print_fade(_min3(norm), self.ref, self.hidden, px_per_mm=self.px_per_mm,
+        return print_fade(_min3(self.norm), self.ref, self.hidden, px_per_mm=self.px_per_mm,
                           spread_px=self.spread_px)
 
 
@@ -246,14 +243,6 @@ def _blind(ref: Reference, radius: int) -> np.ndarray:
     out = _min3(_floor(ref, radius)) < 0.5
     _BLIND[key] = (ref, out)
     return out
-
-
-def _block(a: np.ndarray, f: int, how: str) -> np.ndarray:
-    """``a`` (H, W[, C]) reduced over f x f blocks by ``how`` ("mean" or "min"); the ragged
-    right and bottom edges are dropped."""
-    h, w = a.shape[0] // f, a.shape[1] // f
-    b = a[:h * f, :w * f].reshape(h, f, w, f, *a.shape[2:])
-    return b.mean(axis=(1, 3)) if how == "mean" else b.min(axis=(1, 3))
 
 
 def _block_min(a: np.ndarray, f: int, h: int, w: int) -> np.ndarray:
