@@ -87,9 +87,13 @@ def test_partly_hidden_pair_with_a_clean_stretch_in_view_is_no_line() -> None:
     cv2.circle(hidden.view(np.uint8), (round(mid[0] * cfg.px_per_mm),
                                        round(mid[1] * cfg.px_per_mm)), r, 1, -1)
     ink = np.zeros(shape, np.float32)
-    maps = CardMaps(ink=ink, hidden=hidden, glare=np.zeros(shape, bool),
-                    blind=np.zeros(shape, bool), contrast=0.5,
-                    rectified=np.zeros((*shape, 3), np.uint8))
+
+    def maps_of(ink: np.ndarray) -> CardMaps:   # fresh maps: their derived arrays are cached
+        return CardMaps(ink=ink, hidden=hidden, glare=np.zeros(shape, bool),
+                        blind=np.zeros(shape, bool), contrast=0.5,
+                        rectified=np.zeros((*shape, 3), np.uint8))
+
+    maps = maps_of(ink)
     geo = _strip_geo(geom, cfg)
     prob = np.full(len(geo.owner), 0.02)
     strengths, _, lines, unknown = _lines_by_model(maps, geom, cfg, _FixedModel(prob))
@@ -99,18 +103,14 @@ def test_partly_hidden_pair_with_a_clean_stretch_in_view_is_no_line() -> None:
     s = cfg.px_per_mm
     cv2.line(ink, (round(cs[a][0] * s), round(cs[a][1] * s)),
              (round(cs[b][0] * s), round(cs[b][1] * s)), 1.0, 3)
-    maps = CardMaps(ink=ink, hidden=hidden, glare=np.zeros(shape, bool),
-                    blind=np.zeros(shape, bool), contrast=0.5,
-                    rectified=np.zeros((*shape, 3), np.uint8))
+    maps = maps_of(ink)
     strengths, _, lines, unknown = _lines_by_model(maps, geom, cfg, _FixedModel(prob))
     assert f"line {a}-{b}" in unknown and strengths[(a, b)] is None
     # ink in view from candle a into the hand only: the clean stretch near b rules a-b out
     ink[:] = 0.0
     cv2.line(ink, (round(cs[a][0] * s), round(cs[a][1] * s)),
              (round(mid[0] * s), round(mid[1] * s)), 1.0, 3)
-    maps = CardMaps(ink=ink, hidden=hidden, glare=np.zeros(shape, bool),
-                    blind=np.zeros(shape, bool), contrast=0.5,
-                    rectified=np.zeros((*shape, 3), np.uint8))
+    maps = maps_of(ink)
     strengths, _, lines, unknown = _lines_by_model(maps, geom, cfg, _FixedModel(prob))
     assert f"line {a}-{b}" not in unknown and (a, b) not in lines
 
