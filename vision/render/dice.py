@@ -709,20 +709,22 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     if k > 1:
         out = cv2.resize(out, (side, side), interpolation=cv2.INTER_AREA)
     f /= k
+
+    def framed(b: list[float]) -> list[float]:   # a table box in the close-up's pixels
+        return [(v - cx) * f + side / 2 if j % 2 == 0 else (v - cy) * f + side / 2
+                for j, v in enumerate(b)]
+
     kept = []
     for lb in labels:
         if lb["state"] == "flat" and lb.get("visible", 1.0) < 0.6:
             continue
-        box = [(v - cx) * f + side / 2 if j % 2 == 0 else (v - cy) * f + side / 2
-               for j, v in enumerate(lb["bbox"])]
+        box = framed(lb["bbox"])
         area = max((box[2] - box[0]) * (box[3] - box[1]), 1e-6)
         lb["bbox"] = _clip_box(box, side, side)
         b = lb["bbox"]
         inside = (b[2] - b[0]) * (b[3] - b[1]) / area
         lb["inside"] = round(min(1.0, inside * lb.get("inside", 1.0)), 3)
-        d = [(v - cx) * f + side / 2 if j % 2 == 0 else (v - cy) * f + side / 2
-             for j, v in enumerate(lb["die_bbox"])]
-        lb["die_bbox"] = _clip_box(d, side, side)
+        lb["die_bbox"] = _clip_box(framed(lb["die_bbox"]), side, side)
         if lb["inside"] < 0.4 or b[2] - b[0] < 3 or b[3] - b[1] < 3:
             continue
         if lb["inside"] < 0.75 and lb["state"] == "flat":
