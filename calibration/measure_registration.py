@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 
-import cv2
 import numpy as np
 
 from companion.doomcat.layouts import load_layout
 from companion.errors import BadInput
+from vision.imageio import jpeg_round_trip
 from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
 from vision.sigil.pose import find_card
 
@@ -33,8 +33,7 @@ def measure(count: int, seed: int, glare: bool) -> dict[str, dict[str, float]]:
                                  motion_px=0.0, defocus_px=float(rng.uniform(0, 0.6)),
                                  glare=float(rng.uniform(0.7, 1.0)) if glare else 0.0)
         frame, info = photograph(card, rng, cond)
-        _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
-        frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+        frame = jpeg_round_trip(frame, cond.jpeg_quality)
         try:
             found = find_card(frame, layout)
             err = float(np.abs(found.corners - info.card_corners_px).max())

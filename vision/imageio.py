@@ -13,7 +13,7 @@ import numpy as np
 
 from companion.errors import BadInput
 
-__all__ = ["InvalidImage", "as_bgr", "decode_image", "read_image"]
+__all__ = ["InvalidImage", "as_bgr", "decode_image", "jpeg_round_trip", "read_image"]
 
 
 class InvalidImage(BadInput):
@@ -93,3 +93,12 @@ def read_image(path: str | Path) -> np.ndarray:
     except OSError as exc:
         raise InvalidImage(f"{path}: cannot read: {exc.strerror}") from None
     return decode_image(data, name=str(path))
+
+
+def jpeg_round_trip(image: np.ndarray, quality: int) -> np.ndarray:
+    """``image`` as it comes back from a JPEG file of ``quality`` (its compression artefacts
+    included): how a rendered photo is saved and read back."""
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:  # pragma: no cover - OpenCV encodes every uint8 image
+        raise ValueError("JPEG encoding failed")
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)

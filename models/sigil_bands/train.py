@@ -28,7 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from vision.sigil.bands import STRIP_LANES
@@ -50,6 +49,7 @@ def make_strips(seed: int, count: int, start: int = 0,
     from calibration.states import RandomCards
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
     from companion.errors import BadInput
+    from vision.imageio import jpeg_round_trip
     from vision.sigil.reader import card_samples
 
     layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
@@ -68,8 +68,7 @@ def make_strips(seed: int, count: int, start: int = 0,
         k, shot, rng = cards.photo(seed, i, **fixed)
         geom = cards.geoms[k]
         frame, label, style, cond = shot.frame, shot.label, shot.card.style, shot.info.conditions
-        _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
-        frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+        frame = jpeg_round_trip(frame, cond.jpeg_quality)
         try:
             got = card_samples(
                 frame, layouts[k], references(geom.name, style.art, style.design) or None,

@@ -38,6 +38,7 @@ def make_data(seed: int, count: int, start: int = 0, hand_share: float = 0.6,
     from calibration.states import RandomCards
     from companion.commands.cards import SIGIL_LETTERS, _load_layout
     from companion.errors import BadInput
+    from vision.imageio import jpeg_round_trip
     from vision.sigil.pose import rectify
     from vision.sigil.reader import SigilConfig, _prepare
 
@@ -52,8 +53,7 @@ def make_data(seed: int, count: int, start: int = 0, hand_share: float = 0.6,
         geom = cards.geoms[k]
         frame, info, style = shot.frame, shot.info, shot.card.style
         cond = info.conditions
-        _, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, cond.jpeg_quality])
-        frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+        frame = jpeg_round_trip(frame, cond.jpeg_quality)
         try:
             _, pose, maps, _ = _prepare(frame, layouts[k],
                                         references(geom.name, style.art, style.design) or None,

@@ -29,6 +29,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.imageio import jpeg_round_trip
+
 __all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "clear_spec", "draw_dice",
            "draw_distractors", "random_background", "random_specs", "render_closeup",
            "render_scene"]
@@ -1111,7 +1113,5 @@ def _degrade(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     img += rng.normal(0, rng.uniform(0.5, 7.0), img.shape).astype(np.float32)
     out = np.clip(img, 0, 255).astype(np.uint8)
     if rng.random() < 0.6:
-        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 95))])
-        if ok:
-            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        out = jpeg_round_trip(out, int(rng.integers(35, 95)))
     return out
