@@ -188,6 +188,8 @@ TILE_RATE = 0.0  # share of scenes made of 2x2 close-ups (set by --tile-rate)
 SUPERSAMPLE = 1  # close-ups drawn at this many times their resolution (set by --supersample)
 DISTRACTOR_RATE = 0.35  # table scenes with look-alikes that are not dice (--distractor-rate)
 SMALL_DISTRACTOR_RATE = 0.0  # the same in scenes of many small dice (--distractor-rate too)
+STONE_RATE = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
+BOARD_RATE = 0.0  # table scenes on a board of land tiles with number tokens (--board-rate)
 
 
 def scene(rng: np.random.Generator, extras: dict | None = None,
@@ -202,7 +204,8 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
                             size_px=(10.0, 64.0), stretch=STRETCH,
                             distractor_rate=DISTRACTOR_RATE,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
-                            extras=extras, clear_rate=clear)
+                            extras=extras, clear_rate=clear, stone_rate=STONE_RATE,
+                            board_rate=BOARD_RATE)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -210,7 +213,8 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
-                        clear_rate=clear, distractor_rate=SMALL_DISTRACTOR_RATE)
+                        clear_rate=clear, distractor_rate=SMALL_DISTRACTOR_RATE,
+                        stone_rate=STONE_RATE, board_rate=BOARD_RATE)
 
 
 def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
@@ -367,6 +371,12 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, holding look-alikes "
                         "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
                         "in the scenes of 1-8 dice and none among many small dice")
+    parser.add_argument("--stone-rate", type=float, default=0.0,
+                        help="share of table scenes on a stone top (granite, terrazzo: "
+                        "vision.render.dice.stone_background)")
+    parser.add_argument("--board-rate", type=float, default=0.0,
+                        help="share of table scenes on a game board of land tiles carrying "
+                        "number tokens (vision.render.dice.draw_board)")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
@@ -376,8 +386,9 @@ def main() -> None:
                         "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
                         "for a second continuation of the same nets")
     args = parser.parse_args()
-    global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE
+    global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE, STONE_RATE, BOARD_RATE
     TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
+    STONE_RATE, BOARD_RATE = args.stone_rate, args.board_rate
     if args.distractor_rate is not None:
         DISTRACTOR_RATE = SMALL_DISTRACTOR_RATE = args.distractor_rate
     torch.set_num_threads(args.threads)

@@ -31,9 +31,9 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "clear_spec", "draw_dice",
+__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "clear_spec", "draw_board", "draw_dice",
            "draw_distractors", "random_background", "random_specs", "render_closeup",
-           "render_scene"]
+           "render_scene", "stone_background"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -540,6 +540,145 @@ def random_background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
+def stone_background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    """A stone table top (BGR ``uint8``): granite (dense grains of two to four colours, 1-4 px,
+    some of them as big and as round as a small die's pips) or terrazzo (sparse chips in a
+    plain ground), with cloudy shading and veins.
+
+    Examples
+    --------
+    >>> stone_background(np.random.default_rng(0), 30, 40).shape
+    (30, 40, 3)
+    """
+    ground = np.array(rng.choice([[60, 60, 62], [150, 150, 155], [200, 205, 210],
+                                  [120, 140, 170], [30, 30, 35], [170, 180, 195]]),
+                      np.float32) + rng.normal(0, 12, 3).astype(np.float32)
+    img = np.broadcast_to(ground, (h, w, 3)).astype(np.float32).copy()
+    img *= (1 + 0.12 * _noise_field(rng, h, w, rng.uniform(20, 80)))[..., None]
+    granite = rng.random() < 0.7
+    for _ in range(int(rng.integers(2, 5))):  # layers of grains, each of one colour
+        color = np.clip(ground * rng.uniform(0.2, 1.8) + rng.normal(0, 25, 3), 0, 255)
+        if granite:  # a thresholded fine noise field: irregular blobs of 1-4 px
+            field = _noise_field(rng, h, w, rng.uniform(1.0, 3.5))
+            grains = field > rng.uniform(0.8, 1.8)
+            img[grains] = color.astype(np.float32)
+        else:  # terrazzo: sparse round or angular chips
+            n = int(h * w * rng.uniform(2e-4, 2e-3))
+            for _ in range(n):
+                c = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
+                r = int(rng.uniform(1, 5))
+                if rng.random() < 0.5:
+                    cv2.circle(img, c, r, tuple(float(v) for v in color), -1, cv2.LINE_AA)
+                else:
+                    pts = cv2.boxPoints(((c[0], c[1]), (2 * r, r * rng.uniform(1, 2.5)),
+                                         rng.uniform(0, 180)))
+                    cv2.fillConvexPoly(img, pts.astype(np.int32),
+                                       tuple(float(v) for v in color), cv2.LINE_AA)
+    if rng.random() < 0.4:  # veins
+        vein = np.abs(_noise_field(rng, h, w, rng.uniform(30, 90))) < rng.uniform(0.02, 0.06)
+        img[vein] = img[vein] * rng.uniform(0.5, 1.5)
+    img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.0))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
+               tilt_deg: float = 0.0) -> list[list[float]]:
+    """Draw a game board of land tiles in place and return the boxes of its number tokens.
+
+    Hexagonal (or square) tiles 1.5-4 die edges across, tessellated at a random angle over part
+    of the frame, each with a printed texture (noise, strokes, fields) in its own colour and
+    edge lines, most of them carrying a round number token (a cream or pale disc, 0.7-1.5 die
+    edges across, with a printed number, often with dots under it, or a letter or a ring of
+    dots), sometimes a sea frame around the board; foreshortened vertically by the camera tilt
+    ``tilt_deg`` like the table. ``size`` is the scene's die edge in pixels.
+
+    Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
+
+    Examples
+    --------
+    >>> frame = np.full((120, 160, 3), 128, np.uint8)
+    >>> boxes = draw_board(frame, np.random.default_rng(0), 20.0, tilt_deg=30.0)
+    >>> all(0 <= x0 < x1 <= 160 and 0 <= y0 < y1 <= 120 for x0, y0, x1, y1 in boxes)
+    True
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    h, w = frame.shape[:2]
+    squash = max(0.25, math.cos(math.radians(float(tilt_deg))))
+    ch = math.ceil(h / squash)  # the board drawn flat, then foreshortened
+    canvas = np.empty((ch, w, 3), np.float32)
+    canvas[:] = rng.uniform(40, 220, 3)
+    alpha = np.zeros((ch, w), np.float32)
+    r = size * rng.uniform(0.75, 2.0)  # tile radius
+    hexes = rng.random() < 0.8
+    turn = rng.uniform(0, math.pi)
+    u = np.array([math.cos(turn), math.sin(turn)])
+    v = np.array([-math.sin(turn), math.cos(turn)])
+    if hexes:
+        a1, a2 = u * r * math.sqrt(3), (u * 0.5 + v * math.sqrt(3) / 2) * r * math.sqrt(3)
+    else:
+        a1, a2 = u * 2 * r * 0.72, v * 2 * r * 0.72
+    # the board covers an ellipse around a random point (part of the frame, or all of it)
+    cx0, cy0 = rng.uniform(0, w), rng.uniform(0, ch)
+    extent = max(w, ch) * rng.uniform(0.3, 1.0)
+    if rng.random() < 0.4:  # a sea frame around the tiles
+        sea = tuple(float(c) for c in np.clip(np.array([170, 110, 30]) + rng.normal(0, 30, 3),
+                                              0, 255))
+        cv2.circle(canvas, (int(cx0), int(cy0)), int(extent + 1.2 * r), sea, -1)
+        cv2.circle(alpha, (int(cx0), int(cy0)), int(extent + 1.2 * r), 1.0, -1)
+    n = int(extent / (r * 1.2)) + 2
+    palette = [rng.uniform(20, 230, 3) for _ in range(int(rng.integers(3, 7)))]
+    line = tuple(float(c) for c in rng.uniform(20, 230, 3))
+    tokens = []
+    for i in range(-n, n + 1):
+        for j in range(-n, n + 1):
+            c = np.array([cx0, cy0]) + i * a1 + j * a2
+            if math.hypot(c[0] - cx0, c[1] - cy0) > extent:
+                continue
+            if not (-r < c[0] < w + r and -r < c[1] < ch + r):
+                continue
+            pts = (_polygon(c[0], c[1], r * 0.98, 6, turn + math.pi / 6) if hexes else
+                   _polygon(c[0], c[1], r * 0.72 * math.sqrt(2) * 0.98, 4, turn + math.pi / 4))
+            x0, y0 = (int(max(0, m)) for m in pts.min(axis=0))
+            x1, y1 = int(min(w, pts[:, 0].max() + 1)), int(min(ch, pts[:, 1].max() + 1))
+            if x1 <= x0 or y1 <= y0:
+                continue
+            tile = np.zeros((ch, w), np.uint8)
+            cv2.fillConvexPoly(tile, pts.astype(np.int32), 1)
+            sel = tile[y0:y1, x0:x1] > 0
+            base = palette[int(rng.integers(len(palette)))] + rng.normal(0, 10, 3)
+            tex = base * (1 + 0.3 * _noise_field(rng, y1 - y0, x1 - x0,
+                                                 rng.uniform(1.5, 6)))[..., None]
+            region = canvas[y0:y1, x0:x1]
+            region[sel] = tex[sel]
+            for _ in range(int(rng.integers(0, 10))):  # printed strokes: fields, trees, rocks
+                q = c + rng.normal(0, r / 2.5, 2)
+                cv2.line(canvas, (int(q[0]), int(q[1])),
+                         (int(q[0] + rng.normal(0, r / 3)), int(q[1] + rng.normal(0, r / 3))),
+                         tuple(float(x) for x in base * rng.uniform(0.4, 1.6)),
+                         max(1, int(r * rng.uniform(0.03, 0.1))), cv2.LINE_AA)
+            cv2.polylines(canvas, [pts.astype(np.int32)], True, line, max(1, int(r * 0.05)),
+                          cv2.LINE_AA)
+            alpha[y0:y1, x0:x1][sel] = 1.0
+            if rng.random() < 0.8:
+                tr = size * rng.uniform(0.35, 0.75)
+                ink = _ink(rng, True)
+                cream = tuple(float(x) for x in rng.uniform(180, 245) + rng.normal(0, 10, 3))
+                cv2.circle(canvas, (int(c[0]), int(c[1])), int(tr), cream, -1, cv2.LINE_AA)
+                _print_marks(canvas, rng, float(c[0]), float(c[1]), tr, ink)
+                tokens.append((float(c[0]), float(c[1]), tr))
+    flat = cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
+    a = cv2.resize(alpha, (w, h), interpolation=cv2.INTER_AREA)[..., None]
+    frame[:] = np.clip(frame * (1 - a) + flat * a, 0, 255).astype(np.uint8)
+    boxes = []
+    for x, y, tr in tokens:
+        box = [max(0.0, x - tr), max(0.0, (y - tr) * squash), min(float(w), x + tr),
+               min(float(h), (y + tr) * squash)]
+        if box[2] - box[0] >= 3 and box[3] - box[1] >= 3:
+            boxes.append(box)
+    return boxes
+
+
 # ----------------------------------------------------------------------------- hands
 _SKIN = ((140, 170, 220), (110, 150, 200), (80, 110, 160), (60, 80, 120), (170, 190, 230))
 
@@ -745,6 +884,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  translucent_rate: float = 0.1, stretch: tuple[float, float] = (1.0, 1.0),
                  distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
                  degrade: bool = True, clear_rate: float = 0.0,
+                 stone_rate: float = 0.0, board_rate: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -764,6 +904,12 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     distractor_rate : probability of look-alikes on the table that are not dice
         (:func:`draw_distractors`): round and hexagonal number tokens, board tiles carrying a
         token, small printed square tiles, plain cubes, meeples, coins, buttons, dark blocks.
+    stone_rate : probability of a stone table top (:func:`stone_background`: granite or
+        terrazzo, grains of the size of a small die's pips) instead of :func:`random_background`.
+    board_rate : probability of a game board of land tiles with number tokens under the dice
+        (:func:`draw_board`); its tokens count among the look-alikes in ``extras``.
+        Both rates default to 0, and then draw nothing from ``rng``: scenes rendered without
+        them are the same as before they existed.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
         without a hand).
@@ -788,7 +934,10 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     sx = float(math.exp(rng.uniform(math.log(stretch[0]), math.log(stretch[1]))))
     out_width = width
     width = max(8, round(width / sx))
-    frame = random_background(rng, height, width)
+    if stone_rate > 0 and rng.random() < stone_rate:
+        frame = stone_background(rng, height, width)
+    else:
+        frame = random_background(rng, height, width)
     n = int(rng.integers(count[0], count[1] + 1))
     size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
     specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
@@ -800,8 +949,13 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     if rng.random() < 0.3:  # one die's yaw shared by all (dice pushed into a row)
         yaw = float(rng.uniform(0, 90))
         specs = [replace(s, yaw_deg=yaw + float(rng.normal(0, 4))) for s in specs]
+    boxes = []
+    if board_rate > 0 and rng.random() < board_rate:
+        boxes = draw_board(frame, rng, size, tilt)
+        order = rng.permutation(len(boxes))
+        boxes = [boxes[k] for k in order]
     boxes = (draw_distractors(frame, rng, size, tilt) if rng.random() < distractor_rate
-             else [])
+             else []) + boxes
     if extras is not None:
         extras["distractors"] = boxes
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,

@@ -14,12 +14,14 @@ from vision.render.dice import (
     DISTRACTOR_KINDS,
     DieSpec,
     clear_spec,
+    draw_board,
     draw_dice,
     draw_distractors,
     random_background,
     random_specs,
     render_closeup,
     render_scene,
+    stone_background,
 )
 
 
@@ -188,3 +190,43 @@ def test_closeup_frames_one_die_and_labels_inside(seed):
         assert (lb["value"] in range(1, 7)) == (lb["state"] == "flat")
     # the framed die is the largest top face in view
     assert max(b[2] - b[0] for b in (lb["bbox"] for lb in labels)) >= 20
+
+
+def test_stone_tops_are_grainy():
+    for seed in range(4):
+        top = stone_background(np.random.default_rng(seed), 60, 80)
+        assert top.shape == (60, 80, 3) and top.dtype == np.uint8
+        grey = top.mean(axis=2)
+        # grains: neighbouring pixels differ far more than on a plain paper top
+        assert np.abs(np.diff(grey, axis=1)).mean() > 1.0
+
+
+@pytest.mark.parametrize("tilt", [0.0, 60.0])
+def test_a_board_reports_its_tokens_foreshortened_inside_the_frame(tilt):
+    frame = np.full((200, 240, 3), 128, np.uint8)
+    boxes = []
+    for seed in range(6):  # a board may cover only a corner of the frame
+        boxes += draw_board(frame, np.random.default_rng(seed), 25.0, tilt_deg=tilt)
+    assert boxes
+    for x0, y0, x1, y1 in boxes:
+        assert 0 <= x0 < x1 <= 240 and 0 <= y0 < y1 <= 200
+    whole = [b for b in boxes if b[0] > 0 and b[2] < 240 and b[1] > 0 and b[3] < 200]
+    ratio = np.median([(y1 - y0) / (x1 - x0) for x0, y0, x1, y1 in whole])
+    assert ratio == pytest.approx(np.cos(np.radians(tilt)), abs=0.1)
+    assert (frame != 128).any()
+
+
+def test_a_board_refuses_a_grey_frame():
+    with pytest.raises(ValueError, match="BGR"):
+        draw_board(np.zeros((10, 10), np.uint8), np.random.default_rng(0), 10.0)
+
+
+def test_board_tokens_are_look_alikes_and_the_rates_default_off():
+    extras: dict = {}
+    render_scene(np.random.default_rng(12), width=200, height=160, board_rate=1.0,
+                 size_px=(20, 20), extras=extras)
+    assert extras["distractors"]
+    a, la = render_scene(np.random.default_rng(13), width=160, height=120)
+    b, lb = render_scene(np.random.default_rng(13), width=160, height=120, stone_rate=0.0,
+                         board_rate=0.0)
+    assert np.array_equal(a, b) and la == lb
