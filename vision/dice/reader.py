@@ -110,7 +110,12 @@ def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
 
 
 def _prep(batch: np.ndarray) -> np.ndarray:
-    return (batch.astype(np.float32) / 255.0 - 0.5).transpose(0, 3, 1, 2)
+    """``(N, H, W, 3)`` uint8 -> contiguous ``(N, 3, H, W)`` float32 ``x / 255 - 0.5`` (one
+    array, no temporaries)."""
+    x = batch.transpose(0, 3, 1, 2).astype(np.float32)
+    np.divide(x, 255.0, out=x)
+    np.subtract(x, 0.5, out=x)
+    return x
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -182,14 +187,14 @@ def die_color(face: np.ndarray) -> str:
     """
     if face.size == 0:
         return "unknown"
-    hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(np.float32)
+    hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV).reshape(-1, 3)
     grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY).reshape(-1)
     t, _ = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     light = grey > t
     body = light if light.mean() >= 0.5 else ~light
     if body.sum() < 3:
         body = np.ones_like(light)
-    hue, sat, val = (np.median(hsv[body, k]) for k in range(3))
+    hue, sat, val = np.median(hsv[body], axis=0)
     if val < 70:
         return "black"
     if sat < 55:
@@ -242,6 +247,11 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     if len(boxes) == 0:
         return DiceReading((), hand)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
+    # a candidate below die_threshold can never be kept (the classifier's "is a die"
+    # probability is at most 1): it is not classified
+    keep = [i for i in keep if scores[i] >= config.die_threshold]
+    if not keep:
+        return DiceReading((), hand)
     boxes, scores = boxes[keep], scores[keep]
     crops = crop_batch(image, boxes)
     sess = _session(config.classifier_path)
