@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -51,7 +51,8 @@ from vision.sigil.geometry import (
 
 __all__ = ["NoCard", "Pose", "PoseConfig", "WrongLayout", "candle_scores", "detect_markers",
            "find_card", "find_pose", "homographies_for_quad", "layout_match", "line_quads",
-           "marker_ids_of", "outline_quads", "rectify", "rectify_card", "refine_by_patches"]
+           "marker_ids_of", "outline_quads", "rectify", "rectify_card", "refine_by_patches",
+           "shows_markers"]
 
 
 class NoCard(BadInput):
@@ -177,6 +178,25 @@ def _marker_homography(seen: Mapping[int, np.ndarray], geom: CardGeometry) -> np
     dst = np.concatenate([seen[i] for i in seen]).astype(np.float32)
     h, _inl = cv2.findHomography(src, dst, cv2.RANSAC if len(seen) >= 2 else 0, 3.0)
     return h
+
+
+def shows_markers(ref: np.ndarray, geom: CardGeometry) -> bool:
+    """Whether a blank card (a reference: grey float32, light-normalised, the bare card about
+    1, the whole card at any resolution) carries any of the layout's markers: a printed
+    design has none, so a card read against such blank cards alone is not searched for
+    them. Cached by the array's identity."""
+    key = ("markers", id(ref), geom.name, geom.marker_dictionary,
+           tuple(m.id for m in geom.markers))
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is ref:
+        return bool(hit[1])
+    found = False
+    if geom.markers:
+        grey = np.clip(np.asarray(ref, np.float32) * 255.0, 0, 255).astype(np.uint8)
+        found = bool(set(detect_markers(grey, geom.marker_dictionary))
+                     & {m.id for m in geom.markers})
+    _REF_CACHE[key] = (ref, np.bool_(found))  # type: ignore[assignment]
+    return found
 
 
 def marker_ids_of(layouts: Iterable[Any]) -> dict[int, str]:
@@ -339,10 +359,13 @@ def _order_clockwise(quad: np.ndarray) -> np.ndarray:
     return np.roll(q, -int(np.argmin(q.sum(1))), 0)
 
 
+_ROLLS = (np.arange(4)[None, :] - np.arange(4)[:, None]) % 4   # row k: np.roll(quad, k, 0)
+
+
 def _same_quad(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
     """Whether two quadrilaterals (corners in the same turning order) have every corner within
     ``tol`` px of the other's, whichever corner each list starts at."""
-    return any(float(np.abs(np.roll(a, k, 0) - b).max()) < tol for k in range(4))
+    return bool((np.abs(a[_ROLLS] - b).max(axis=(1, 2)) < tol).any())
 
 
 # ------------------------------------------------------------------------- outline: the reader
@@ -394,6 +417,14 @@ def _segment_quads(contour: np.ndarray, frame: tuple[int, int], ratio_card: floa
     return _quads_from_runs(runs[:most], ratio_card, area_range)
 
 
+@lru_cache(maxsize=32)
+def _fours(n: int) -> np.ndarray:
+    """Every choice of 4 of ``n`` indices, increasing, shape (n choose 4, 4) (read-only)."""
+    out = np.array(list(itertools.combinations(range(n), 4)))
+    out.flags.writeable = False
+    return out
+
+
 def _quads_from_runs(runs: Sequence[tuple[float, np.ndarray, np.ndarray]], ratio_card: float,
                      area_range: tuple[float, float]) -> list[tuple[float, np.ndarray]]:
     """Every choice of four straight runs ``(covered length, start, end)`` (pixels) whose lines
@@ -409,7 +440,7 @@ def _quads_from_runs(runs: Sequence[tuple[float, np.ndarray, np.ndarray]], ratio
     d = q - p
     d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
     mid = (p + q) / 2
-    comb = np.array(list(itertools.combinations(range(len(runs)), 4)))   # (K, 4)
+    comb = _fours(len(runs))                                             # (K, 4)
     m = mid[comb]
     c = m.mean(axis=1, keepdims=True)
     ang = np.arctan2(m[..., 1] - c[..., 1], m[..., 0] - c[..., 0])
@@ -900,23 +931,53 @@ def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> n
 class _Photo:
     """The photo as the pose search reads it: BGR (the outline masks), grey (the whole-card
     and candle matches, :func:`_normalised`) and its darkest channel (the patch refinement,
-    :func:`_min_channel_normalised`), made once on first use: warping one channel instead of
-    three and reducing it afterwards."""
+    :func:`_min_channel_normalised`: warping one channel instead of three and reducing it
+    afterwards), made only over the part of the photo the refinement's warps read
+    (:meth:`darkest_over`; the card usually covers a fraction of the photo)."""
 
     def __init__(self, bgr: np.ndarray, grey: np.ndarray) -> None:
         self.bgr = bgr
         self.grey = grey
+        self._darkest: np.ndarray | None = None
+        self._done = (0, 0, 0, 0)   # x0, y0, x1, y1 of the part of _darkest made so far
 
-    @cached_property
-    def darkest(self) -> np.ndarray:
-        b, g, r = cv2.split(self.bgr)
-        return cv2.min(cv2.min(b, g), r)
+    def darkest_over(self, m: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+        """The photo's darkest channel (full size, uint8), correct at least wherever
+        ``cv2.warpPerspective(..., m, size, WARP_INVERSE_MAP | INTER_LINEAR,
+        BORDER_REPLICATE)`` reads (elsewhere zero): ``m`` maps output px to photo px.
+        Convention: ``size`` is (width, height) of the warp's output."""
+        ih, iw = self.bgr.shape[:2]
+        w, h = size
+        corners = np.array([[0.0, w - 1.0, w - 1.0, 0.0], [0.0, 0.0, h - 1.0, h - 1.0],
+                            [1.0, 1.0, 1.0, 1.0]])
+        p = np.asarray(m, np.float64) @ corners
+        if np.all(p[2] > 1e-9) and np.all(np.isfinite(p)):
+            # a homography maps the output rectangle onto the quadrilateral of its corners'
+            # images; bilinear reads one pixel beyond, border replication clamps into the photo
+            x, y = p[0] / p[2], p[1] / p[2]
+            x0 = int(np.clip(np.floor(x.min()) - 2, 0, iw - 1))
+            y0 = int(np.clip(np.floor(y.min()) - 2, 0, ih - 1))
+            x1 = int(np.clip(np.ceil(x.max()) + 3, x0 + 1, iw))
+            y1 = int(np.clip(np.ceil(y.max()) + 3, y0 + 1, ih))
+        else:   # the horizon crosses the output: the whole photo
+            x0, y0, x1, y1 = 0, 0, iw, ih
+        d0, e0, d1, e1 = self._done
+        if self._darkest is not None and d0 <= x0 and e0 <= y0 and x1 <= d1 and y1 <= e1:
+            return self._darkest
+        if self._darkest is None:
+            self._darkest = np.zeros((ih, iw), np.uint8)
+        else:
+            x0, y0, x1, y1 = min(x0, d0), min(y0, e0), max(x1, d1), max(y1, e1)
+        b, g, r = cv2.split(self.bgr[y0:y1, x0:x1])
+        self._darkest[y0:y1, x0:x1] = cv2.min(cv2.min(b, g), r)
+        self._done = (x0, y0, x1, y1)
+        return self._darkest
 
 
 def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
               refs: Sequence[np.ndarray], config: PoseConfig | None = None,
               others: Mapping[int, str] | None = None, hint: np.ndarray | None = None,
-              ) -> tuple[Pose, int, list[str]]:
+              markers: bool = True) -> tuple[Pose, int, list[str]]:
     """The card's pose in a photo for the reader, the index of the reference that fits it, and
     notes.
 
@@ -938,6 +999,11 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         frame's pose). Without two markers in view, the hint is refined first
         (:func:`_from_hint`; a card moved by a few millimetres at most); only when that fails
         is the card searched for by its outline.
+    markers
+        Whether to look for the layout's markers; False when the card in view cannot carry
+        them (every blank card given is a printed design without them,
+        :func:`shows_markers`): the marker search is then skipped, and with it the check
+        for another layout's markers (:class:`WrongLayout`).
 
     Raises
     ------
@@ -949,7 +1015,7 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     cfg = config or PoseConfig()
     notes: list[str] = []
     photo = _Photo(image, gray)
-    seen = _markers_in_view(gray, geom, others)
+    seen = _markers_in_view(gray, geom, others) if markers else {}
     hm = _marker_homography(seen, geom) if len(seen) >= 2 else None
     if hm is not None:
         which = 0
@@ -961,7 +1027,7 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         # roughly: the printed artwork pins it down, if it agrees with the markers seen
         r = None
         if len(seen) < 4:
-            r = _refine(photo.darkest, hm, geom, refs[which], True, cfg.marker_patches)
+            r = _refine(photo, hm, geom, refs[which], True, cfg.marker_patches)
         if r is not None and r[1] >= cfg.min_inliers and r[2] >= cfg.min_cover:
             mine = {m.id: m for m in geom.markers}
             tol = cfg.marker_agree_mm * photo_px_per_mm(hm, geom)
@@ -986,7 +1052,7 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         if found is not None:
             return found[0], found[1], [*notes, "card found where it was (the pose hint)"]
         notes.append("the card is not where the hint puts it")
-    if geom.markers:
+    if geom.markers and markers:
         notes.append("markers not found: card found by its outline")
     pose, which, more = _find_by_outline(photo, geom, refs, cfg)
     return pose, which, notes + more
@@ -1002,7 +1068,7 @@ def _from_hint(photo: _Photo, hint: np.ndarray, geom: CardGeometry,
         return None
     for coarse in (False, True):
         for i, ref in enumerate(refs):
-            r = _refine(photo.darkest, hint, geom, ref, coarse=coarse)
+            r = _refine(photo, hint, geom, ref, coarse=coarse)
             if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
                 continue
             score, candles = _fit(photo.grey, r[0], geom, ref, cfg)
@@ -1087,13 +1153,13 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
         """Refine ``h0`` coarsely; keep it (or the unrefined pose, when the refined one fails
         and it fits better) as the best if it fits the blank card and its candles."""
         nonlocal best, top
-        r = _refine(photo.darkest, h0, geom, refs[i], fine=False)
+        r = _refine(photo, h0, geom, refs[i], fine=False)
         score, candles = -1.0, -1.0
         if r is not None:
             score, candles = _fit(photo.grey, r[0], geom, refs[i], cfg)
             if score < cfg.min_match or candles < cfg.min_candle_match:
                 # a start far off: the coarse pass alone may leave the candles a little off
-                r2 = _refine(photo.darkest, r[0], geom, refs[i], coarse=False)
+                r2 = _refine(photo, r[0], geom, refs[i], coarse=False)
                 if r2 is not None:
                     s2, c2 = _fit(photo.grey, r2[0], geom, refs[i], cfg)
                     if (s2, c2) > (score, candles):
@@ -1131,7 +1197,7 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
                      f"{top[0]:.2f}, candles {top[1]:.2f}; {cfg.min_match} and "
                      f"{cfg.min_candle_match} needed): wrong layout, or no card")
     h = best[1]
-    r = _refine(photo.darkest, h, geom, refs[best[2]], coarse=False)
+    r = _refine(photo, h, geom, refs[best[2]], coarse=False)
     if r is not None:
         # kept unless it fits the blank card worse (too few patches of a hidden card matched)
         s2, candles = _fit(photo.grey, r[0], geom, refs[best[2]], cfg)
@@ -1244,13 +1310,15 @@ def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
     return out
 
 
-def _min_channel_normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry, s: float,
-                            pad_mm: float) -> np.ndarray:
-    """The photo (BGR, or its darkest channel already) rectified at ``s`` px/mm with
-    ``pad_mm`` around the card, darkest channel."""
+def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
+                            s: float, pad_mm: float) -> np.ndarray:
+    """The photo (BGR, its darkest channel already, or a :class:`_Photo`) rectified at ``s``
+    px/mm with ``pad_mm`` around the card, darkest channel."""
     w, hh = geom.size_mm
     size = (round((w + 2 * pad_mm) * s), round((hh + 2 * pad_mm) * s))
     m = h @ np.array([[1 / s, 0, -pad_mm], [0, 1 / s, -pad_mm], [0, 0, 1]])
+    if isinstance(image, _Photo):
+        image = image.darkest_over(m, size)
     rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_REPLICATE)
     if rect.ndim == 2:  # the photo's darkest channel already
@@ -1259,13 +1327,14 @@ def _min_channel_normalised(image: np.ndarray, h: np.ndarray, geom: CardGeometry
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
 
-def refine_by_patches(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray, *,
-                      s: float, reach_mm: float, patch_mm: float = 7.0, cell_mm: float = 10.0,
-                      most: int = 40, min_ncc: float = 0.5,
+def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
+                      ref: np.ndarray, *, s: float, reach_mm: float, patch_mm: float = 7.0,
+                      cell_mm: float = 10.0, most: int = 40, min_ncc: float = 0.5,
                       ) -> tuple[np.ndarray, int, float] | None:
     """Refine a pose by matching textured patches of the blank card (``ref``) in the photo.
 
-    The photo is rectified with ``h`` at ``s`` px/mm; each patch is searched within
+    The photo (BGR, its darkest channel, or the pose search's :class:`_Photo`) is rectified
+    with ``h`` at ``s`` px/mm; each patch is searched within
     ``reach_mm`` of where ``h`` puts it (normalised cross-correlation, sub-pixel peak); a
     homography through the matches (RANSAC: a hand, ink or glare spoils some of them) replaces
     ``h``. Returns ``(homography, inliers, share of the card's area their hull covers)``, or
@@ -1316,7 +1385,7 @@ _COARSE = (2.0, 6.0, 8.0, 9.0, 64)   # px/mm, reach mm, patch mm, cell mm, most 
 _FINE = (4.0, 1.5, 6.0, 7.0, 64)
 
 
-def _refine(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
+def _refine(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
             coarse: bool = True, most: int | None = None, fine: bool = True,
             ) -> tuple[np.ndarray, int, float] | None:
     """Coarse (2 px/mm, 6 mm reach) then fine (4 px/mm, 1.5 mm) patch refinement, either

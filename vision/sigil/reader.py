@@ -49,7 +49,7 @@ from vision.sigil.bands import (
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
-from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of
+from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of, shows_markers
 from vision.sigil.pose import rectify as _rectify
 from vision.sigil.threshold import first_large_gap
 
@@ -894,8 +894,10 @@ def _prepare(image: np.ndarray, layout: Any,
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     other_ids = {k: v for k, v in marker_ids_of(others).items()
                  if k not in {m.id for m in geom.markers}}
+    # a card read against printed designs only (blank cards without markers) has none
+    markers = any(r.stand_in or shows_markers(r.grey, geom) for r in refs)
     pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
-                                   other_ids, hint)
+                                   other_ids, hint, markers)
     ref = refs[which]
     if ref.stand_in:
         notes.insert(0, NO_REFERENCE)

@@ -12,12 +12,16 @@ from vision.sigil.ink import prepare_reference
 from vision.sigil.pose import (
     NoCard,
     PoseConfig,
+    _min_channel_normalised,
+    _Photo,
     _quads_from_runs,
+    _same_quad,
     _straight_runs,
     find_pose,
     line_quads,
     marker_ids_of,
     refine_by_patches,
+    shows_markers,
 )
 
 
@@ -240,3 +244,62 @@ def test_read_sigil_hands_its_hint_to_the_pose():
     plain = read_sigil(frame, layout, reference)
     assert hinted.pose.method == "hint" and plain.pose.method == "outline"
     assert hinted.state == plain.state
+
+
+@pytest.mark.parametrize(("letter", "art", "design", "carries"), [
+    ("A", "companion", 0, True),
+    ("C", "companion", 0, True),
+    ("A", "printed", 0, False),
+    ("D", "printed", 3, False),
+])
+def test_shows_markers_tells_companion_blanks_from_printed_ones(letter, art, design, carries):
+    geom = card_geometry(load_layout(letter))
+    assert shows_markers(_reference(letter, art, design), geom) is carries
+
+
+def test_a_card_read_against_printed_blanks_only_is_not_searched_for_markers(monkeypatch):
+    """``markers=False``: the marker search is skipped (the outline finds the card)."""
+    import vision.sigil.pose as pose_mod
+
+    frame, info, geom = _photo("A", "companion", 0, 91, hand=False, tilt_deg=20.0,
+                               motion_px=0.0, fill=0.3)
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    ref = [_reference("A", "companion", 0)]
+    assert find_pose(frame, grey, geom, ref)[0].method == "markers"
+    calls = []
+    real = pose_mod.detect_markers
+    monkeypatch.setattr(pose_mod, "detect_markers", lambda *a: calls.append(1) or real(*a))
+    pose, _, notes = find_pose(frame, grey, geom, ref, markers=False)
+    assert not calls and pose.method == "outline"
+    assert not any("markers" in n for n in notes)
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (700.0, 300.0), (-150.0, -80.0), (1500.0, 0.0)])
+def test_the_darkest_channel_made_over_the_warped_part_only_warps_the_same(shift):
+    """:meth:`_Photo.darkest_over` makes the darkest channel only where the warps read (also
+    for a card partly or wholly off the photo, and growing for a second card): the rectified
+    images equal those warped from the whole photo's darkest channel."""
+    rng = np.random.default_rng(5)
+    bgr = cv2.GaussianBlur(rng.integers(0, 255, (720, 1280, 3), dtype=np.uint8), (5, 5), 0)
+    darkest = np.min(bgr, axis=2)
+    geom = card_geometry(load_layout("A"))
+    photo = _Photo(bgr, cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY))
+    for k, (dx, dy) in enumerate([(200.0, 120.0), shift]):
+        card = np.float32([[0, 0], [geom.width, 0], [geom.width, geom.height],
+                           [0, geom.height]])
+        quad = np.float32([[0, 0], [300, 20], [320, 420], [-10, 400]]) + np.float32([dx, dy])
+        h = cv2.getPerspectiveTransform(card, quad)
+        for s, pad in ((2.0, 6.0), (4.0, 1.5)):
+            got = _min_channel_normalised(photo, h, geom, s, pad)
+            want = _min_channel_normalised(darkest, h, geom, s, pad)
+            assert np.array_equal(got, want), (k, s)
+    assert not np.array_equal(photo.darkest_over(np.eye(3), (8, 8)), darkest)  # made in part
+
+
+def test_same_quad_whichever_corner_comes_first():
+    q = np.float32([[0, 0], [10, 0], [10, 20], [0, 20]])
+    for k in range(4):
+        assert _same_quad(np.roll(q, k, 0), q + 1.5, 2.0)
+        assert not _same_quad(np.roll(q, k, 0), q + 2.5, 2.0)
+    assert not _same_quad(q[::-1].copy(), q, 2.0)   # the other turning order
