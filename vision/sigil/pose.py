@@ -968,8 +968,11 @@ class _Photo:
             self._darkest = np.zeros((ih, iw), np.uint8)
         else:
             x0, y0, x1, y1 = min(x0, d0), min(y0, e0), max(x1, d1), max(y1, e1)
-        b, g, r = cv2.split(self.bgr[y0:y1, x0:x1])
-        self._darkest[y0:y1, x0:x1] = cv2.min(cv2.min(b, g), r)
+        # the least of each pixel's three values: a 1x3 minimum filter over the interleaved
+        # channels, read at each pixel's middle (green) value
+        part = np.ascontiguousarray(self.bgr[y0:y1, x0:x1])
+        least = cv2.erode(part.reshape(y1 - y0, -1), np.ones((1, 3), np.uint8))
+        self._darkest[y0:y1, x0:x1] = least[:, 1::3]
         self._done = (x0, y0, x1, y1)
         return self._darkest
 
@@ -1327,6 +1330,28 @@ def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: Car
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
 
+def _windows(pt: _Patches, s: float, pad: float, rad: int, shape: tuple[int, ...],
+             ) -> list[tuple[Any, Any, np.ndarray, int, int, tuple[slice, slice]]]:
+    """Where :func:`refine_by_patches` searches each patch in a rectified photo of ``shape``
+    (``pad`` px around the card, ``rad`` px of reach): ``(cx, cy, template, x, y, window)``
+    per patch whose window lies wholly inside, ``(x, y)`` the patch's centre px and
+    ``window`` the slices of its search window. Cached per patches."""
+    key = ("windows", id(pt), s, pad, rad, shape)
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is pt:
+        return hit[1]  # type: ignore[return-value]
+    blank = np.empty(shape[:2], np.uint8)
+    out = []
+    for (cx, cy), tpl in zip(pt.centres, pt.images, strict=True):
+        x, y = round(cx * s + pad), round(cy * s + pad)
+        at = (slice(y - pt.half - rad, y + pt.half + rad + 1),
+              slice(x - pt.half - rad, x + pt.half + rad + 1))
+        if blank[at].shape == (tpl.shape[0] + 2 * rad, tpl.shape[1] + 2 * rad):
+            out.append((cx, cy, tpl, x, y, at))
+    _REF_CACHE[key] = (pt, out)  # type: ignore[assignment]
+    return out
+
+
 def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
                       ref: np.ndarray, *, s: float, reach_mm: float, patch_mm: float = 7.0,
                       cell_mm: float = 10.0, most: int = 40, min_ncc: float = 0.5,
@@ -1347,11 +1372,8 @@ def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeome
     pad = reach_mm * s
     rad = max(1, round(reach_mm * s))
     src, dst = [], []
-    for (cx, cy), tpl in zip(pt.centres, pt.images, strict=True):
-        x, y = round(cx * s + pad), round(cy * s + pad)
-        win = g[y - pt.half - rad:y + pt.half + rad + 1, x - pt.half - rad:x + pt.half + rad + 1]
-        if win.shape != (tpl.shape[0] + 2 * rad, tpl.shape[1] + 2 * rad):
-            continue
+    for cx, cy, tpl, x, y, at in _windows(pt, s, pad, rad, g.shape):
+        win = g[at]
         if float(cv2.meanStdDev(win)[1][0, 0]) < 2.0:
             continue
         res = cv2.matchTemplate(win, tpl, cv2.TM_CCOEFF_NORMED)
@@ -1402,6 +1424,30 @@ def _refine(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry, ref: 
     return out
 
 
+def _candle_boxes(ref: np.ndarray, geom: CardGeometry, s: float,
+                  ) -> list[tuple[int, slice, slice, np.ndarray, np.floating]]:
+    """Per candle of the layout inside the card: its index, the rows and columns of its disc
+    (and 1 mm around) at ``s`` px/mm, and the reference there minus its mean with that
+    difference's sum of squares (the reference's half of :func:`candle_scores`). Cached per
+    reference."""
+    key = ("candles", id(ref), geom.size_mm, tuple(geom.candles), s)
+    hit = _REF_CACHE.get(key)
+    if hit is not None and hit[0] is ref:
+        return hit[1]  # type: ignore[return-value]
+    r = _ref_at(ref, geom, s, False)
+    out = []
+    for k, c in enumerate(geom.candles):
+        rad = (c.radius + 1.0) * s
+        x0, y0 = int(c.center[0] * s - rad), int(c.center[1] * s - rad)
+        x1, y1 = int(np.ceil(c.center[0] * s + rad)) + 1, int(np.ceil(c.center[1] * s + rad)) + 1
+        if x0 < 0 or y0 < 0 or y1 > r.shape[0] or x1 > r.shape[1]:
+            continue
+        b = r[y0:y1, x0:x1] - r[y0:y1, x0:x1].mean()
+        out.append((k, slice(y0, y1), slice(x0, x1), b, (b * b).sum()))
+    _REF_CACHE[key] = (ref, out)  # type: ignore[assignment]
+    return out
+
+
 def candle_scores(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.ndarray,
                   s: float = 2.0, normalised: np.ndarray | None = None) -> np.ndarray:
     """Per candle, the correlation of the photo with the blank card over its disc (and 1 mm
@@ -1409,17 +1455,10 @@ def candle_scores(image: np.ndarray, h: np.ndarray, geom: CardGeometry, ref: np.
     scores low. NaN where the disc is flat in the reference or the photo. ``normalised``: the
     photo already rectified with ``h`` at ``s`` px/mm (:func:`_normalised`)."""
     g = _normalised(image, h, geom, s) if normalised is None else normalised
-    r = _ref_at(ref, geom, s, False)
     out = np.full(len(geom.candles), np.nan)
-    for k, c in enumerate(geom.candles):
-        rad = (c.radius + 1.0) * s
-        x0, y0 = int(c.center[0] * s - rad), int(c.center[1] * s - rad)
-        x1, y1 = int(np.ceil(c.center[0] * s + rad)) + 1, int(np.ceil(c.center[1] * s + rad)) + 1
-        if x0 < 0 or y0 < 0 or y1 > r.shape[0] or x1 > r.shape[1]:
-            continue
-        a = g[y0:y1, x0:x1] - g[y0:y1, x0:x1].mean()
-        b = r[y0:y1, x0:x1] - r[y0:y1, x0:x1].mean()
-        den = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    for k, rows, cols, b, bb in _candle_boxes(ref, geom, s):
+        a = g[rows, cols] - g[rows, cols].mean()
+        den = float(np.sqrt((a * a).sum() * bb))
         if den > 1e-6:
             out[k] = float((a * b).sum()) / den
     return out
