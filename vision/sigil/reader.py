@@ -13,7 +13,11 @@ Steps (every threshold lives in :class:`SigilConfig`):
 4. crossed candles: ink over each candle disc, one adaptive threshold over the 12;
 5. top boxes: empty, or digit 1-6 and circled (:mod:`vision.sigil.digits`);
 6. what is hidden (a hand, outside the photo) or washed out by glare and not otherwise clear
-   goes to ``unknown``; never to "not drawn".
+   goes to ``unknown``; never to "not drawn";
+7. the card's bookkeeping (:mod:`vision.sigil.bookkeeping`): each turn writes a number,
+   crosses out a candle showing it and draws a line; where the models' readings break those
+   counts and a cheap, clear change in their own probabilities restores them, it is taken
+   and named in the reading's notes.
 
 Convention: image points are ``(x, y)`` pixels, origin top-left; card geometry in mm, origin at
 the card's top-left corner; the pose's homography maps card mm to image px.
@@ -46,6 +50,7 @@ from vision.sigil.bands import (
     sample_strips,
     strip_geometry,
 )
+from vision.sigil.bookkeeping import settle, settle_lines
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
@@ -156,6 +161,21 @@ class SigilConfig:
     cover_level: float = 0.5
     cover_min_mm: float = 3.0
     cover_island_mm2: float = 120.0
+    # the card's bookkeeping (bookkeeping.py): each turn writes a number, crosses out a candle
+    # showing it and draws one line. When the models' readings break the first count, the
+    # cheapest readings that keep it (in the models' own probabilities, nats) are taken if they
+    # cost at most match_max_cost, no element is overruled by more than match_max_flip, and
+    # the next best costs match_margin more; when numbers and crosses agree and the lines are
+    # one short (one over), the strongest other pair if at least match_line_min (the weakest
+    # line if at most match_line_max) is added (dropped), match_margin clear of the next.
+    # Off for games whose familiars break the counts (Owl, Rat, Toad, Raven).
+    match_written_crossed: bool = True
+    match_max_cost: float = 6.0
+    match_max_flip: float = 4.0
+    match_margin: float = 1.0
+    match_top_n: int = 3
+    match_line_min: float = 0.1
+    match_line_max: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -969,7 +989,8 @@ def read_sigil(image: np.ndarray, layout: Any,
     # layout's elements masked instead) the hand-made evidence decides
     learned = cfg.use_band_model and NO_REFERENCE not in notes
     band_model = BandModel(cfg.band_model_path) if learned else None
-    if band_model is not None and band_model.available():
+    line_probs = band_model is not None and band_model.available()
+    if line_probs:
         strengths, t_line, lines, unknown_lines = _lines_by_model(maps, geom, cfg, band_model)
         unknown.extend(unknown_lines)
     else:
@@ -977,21 +998,37 @@ def read_sigil(image: np.ndarray, layout: Any,
         unknown.extend(unknown_lines)
 
     disc_model = DiscModel(cfg.disc_model_path) if learned else None
-    if disc_model is not None and disc_model.available():
+    cross_probs = disc_model is not None and disc_model.available()
+    if cross_probs:
         cross, t_cross = _crosses_by_model(maps, geom, cfg, disc_model)
     else:
         cross = _cross_evidence(maps, geom, cfg)
         t_cross = first_large_gap([c for c in cross if c is not None], floor=cfg.cross_floor,
                                   ceiling=cfg.cross_ceiling, min_jump=cfg.cross_min_jump,
                                   default=cfg.cross_default)
-    crossed = []
-    for i, c in enumerate(cross):
-        if c is None:
-            unknown.append(f"candle {i}")
-        elif c >= t_cross:
-            crossed.append(i)
-
     boxes, info = _read_boxes(maps, geom, cfg)
+    crossed = [i for i, c in enumerate(cross) if c is not None and c >= t_cross]
+    unknown.extend(f"candle {i}" for i, c in enumerate(cross) if c is None)
+    if cfg.match_written_crossed and cross_probs:
+        # the written numbers and the crossed candles' numbers must agree (bookkeeping.py;
+        # it weighs probabilities: not with the hand-made evidence)
+        settled = settle([c.number for c in geom.candles], cross, t_cross,
+                         [None if "digit_probs" not in b else np.array(b["digit_probs"])
+                          for b in info],
+                         [None if "circle_prob" not in b else b["circle_prob"] >= cfg.circle_prob
+                          for b in info],
+                         boxes, max_cost=cfg.match_max_cost, max_flip=cfg.match_max_flip,
+                         margin=cfg.match_margin, top_n=cfg.match_top_n)
+        if settled.note:
+            crossed, boxes = list(settled.crossed), list(settled.top)
+            notes = [*notes, settled.note]
+        if line_probs and not any(u.startswith("candle") for u in unknown) and \
+                not any(b == "unknown" for b in boxes):
+            lines, note = settle_lines(strengths, lines, sum(b is not None for b in boxes),
+                                       len(crossed), min_add=cfg.match_line_min,
+                                       max_drop=cfg.match_line_max, margin=cfg.match_margin)
+            if note:
+                notes = [*notes, note]
     top: list[TopBox | None] = []
     for k, b in enumerate(boxes):
         if isinstance(b, str):

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.readings import TopBox
+from vision.sigil.bookkeeping import settle, settle_lines
+
+# candle i shows number NUMBERS[i]: every number twice
+NUMBERS = [1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]
+
+
+def digits(**p: float) -> np.ndarray:
+    """Probabilities of 1..6: the named ones (``d3=0.9``), the rest shared equally."""
+    out = np.zeros(6)
+    for k, v in p.items():
+        out[int(k[1:]) - 1] = v
+    rest = [i for i in range(6) if out[i] == 0]
+    out[rest] = (1.0 - out.sum()) / len(rest)
+    return out
+
+
+def candles(**p: float) -> list[float | None]:
+    """Disc probabilities: the named candles (``c2=0.99``), 0.001 for the rest."""
+    out: list[float | None] = [0.001] * 12
+    for k, v in p.items():
+        out[int(k[1:])] = v
+    return out
+
+
+def run(cross, boxes, top=None, circled=None):
+    probs = [b for b in boxes] + [None] * (7 - len(boxes))
+    if top is None:
+        top = [TopBox(int(np.argmax(b)) + 1) if b is not None else None for b in probs]
+    circled = (circled or [False] * len(boxes)) + [None] * (7 - len(boxes))
+    return settle(NUMBERS, cross, 0.5, probs, circled, top)
+
+
+def test_agreeing_readings_are_left_alone() -> None:
+    r = run(candles(c2=0.99, c4=0.98), [digits(d3=0.9), digits(d5=0.8)])
+    assert r.note == "" and r.crossed == (2, 4)
+    assert r.top[:2] == (TopBox(3), TopBox(5))
+
+
+def test_unsure_box_takes_the_number_its_candle_shows() -> None:
+    # box 1 is unsure (2 at 0.35, 5 at 0.30): the crosses show 3 and 5, both sure
+    boxes = [digits(d3=0.95), digits(d2=0.35, d5=0.30)]
+    r = run(candles(c2=0.99, c4=0.99), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
+    assert r.top[1] == TopBox(5)
+    assert r.crossed == (2, 4)
+    assert "top 1 unknown -> 5" in r.note
+
+
+@pytest.mark.parametrize(("cross", "expected"), [
+    (candles(c2=0.99, c4=0.98, c7=0.7), (2, 4)),   # an extra cross (a ghost) no box wrote
+    (candles(c2=0.99, c4=0.3), (2, 4)),             # a faint cross the count needs
+    (candles(c2=0.99, c10=0.2), (2, 10)),          # ... on either candle showing the number
+])
+def test_crosses_follow_sure_digits(cross, expected) -> None:
+    r = run(cross, [digits(d3=0.97), digits(d5=0.96)])
+    assert r.crossed == expected
+    assert r.note
+
+
+@pytest.mark.parametrize("cross", [
+    candles(c2=0.99),                   # the Owl: no candle knocked over for the 5, nothing
+                                        # near it: the count stays broken
+    candles(c2=0.99, c4=0.45, c10=0.45),  # both candles showing 5 equally likely
+    candles(c2=0.99, c4=None),           # a hidden candle may hold what is missing
+])
+def test_no_change_when_costly_unclear_or_hidden(cross) -> None:
+    r = run(cross, [digits(d3=0.97), digits(d5=0.96)])
+    assert r.note == ""
+    assert r.top[:2] == (TopBox(3), TopBox(5))
+
+
+def test_hidden_box_leaves_the_card_as_read() -> None:
+    top = [TopBox(3), "unknown"] + [None] * 5
+    r = settle(NUMBERS, candles(c2=0.99, c4=0.99, c7=0.6), 0.5,
+               [digits(d3=0.97)] + [None] * 6, [False] + [None] * 6, top)
+    assert r.note == "" and r.crossed == (2, 4, 7)
+
+
+def test_the_second_write_of_a_number_is_the_circled_one() -> None:
+    # box 0 reads 4 or 2 (unsure), box 1 a circled 4: the crosses show 4 twice
+    boxes = [digits(d2=0.5, d4=0.4), digits(d4=0.9)]
+    r = run(candles(c3=0.99, c9=0.99), boxes, top=[TopBox(2), TopBox(4, True)] + [None] * 5,
+            circled=[False, True])
+    assert r.top[:2] == (TopBox(4), TopBox(4, True))
+
+
+def pairs(**p: float) -> dict[tuple[int, int], float | None]:
+    """Band probabilities of every candle pair: the named ones (``l0_5=0.9``), 0.01 else."""
+    out: dict[tuple[int, int], float | None] = {(a, b): 0.01 for a in range(12)
+                                                for b in range(a + 1, 12)}
+    for k, v in p.items():
+        a, b = k[1:].split("_")
+        out[(int(a), int(b))] = v
+    return out
+
+
+@pytest.mark.parametrize(("strength", "lines", "expected"), [
+    # two turns, one line read: a faint second line clear of the rest is taken
+    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], [(0, 5), (2, 7)]),
+    # two turns, three lines read: the weak one goes
+    (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.6), [(0, 5), (2, 7), (3, 4)], [(0, 5), (2, 7)]),
+])
+def test_lines_follow_the_turns(strength, lines, expected) -> None:
+    out, note = settle_lines(strength, lines, written=2, crossed=2)
+    assert out == expected and note
+
+
+@pytest.mark.parametrize(("strength", "lines", "written", "crossed"), [
+    (pairs(l0_5=0.99, l2_7=0.05), [(0, 5)], 2, 2),              # too faint to take
+    (pairs(l0_5=0.99, l2_7=0.3, l3_4=0.25), [(0, 5)], 2, 2),    # two candidates alike
+    (pairs(l0_5=0.99, l2_7=0.3) | {(1, 2): None}, [(0, 5)], 2, 2),  # a hidden pair
+    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], 2, 1),               # crosses disagree
+    (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.95), [(0, 5), (2, 7), (3, 4)], 2, 2),  # all strong
+])
+def test_lines_stay_when_the_count_is_unclear(strength, lines, written, crossed) -> None:
+    out, note = settle_lines(strength, lines, written=written, crossed=crossed)
+    assert out == sorted(lines) and note == ""

@@ -1,0 +1,219 @@
+"""The card's own bookkeeping: every number written in a top box crosses out a candle showing it.
+
+A Doom Cat turn writes a die's number in the leftmost empty top box (the second time a number
+is written on a card it is circled; no number three times) and crosses out a candle showing that
+number. So on a card played by the rulebook the numbers of the crossed candles are the written
+numbers, as many of each. The box and disc models read each element alone; when their readings
+break that count, :func:`settle` looks for the readings that keep it at the least cost in the
+models' own probabilities, and takes them only when they are cheap, clearly better than any
+other way of keeping the count, and no single element is overruled against strong evidence.
+Otherwise the models' readings stand as they are.
+
+Some familiars break the count (the Owl knocks over no candle once, the Rat writes a number a
+third time, the Toad's wild number fills no top box): the rule is off in
+``SigilConfig.match_written_crossed`` for such games. With one of them and the rule on, a
+reading breaks the count by a whole element whose evidence is strong, and the cost caps leave it
+as read.
+
+Convention: candles are the indices of the layout's ``candles`` list; top boxes 0-6 left to
+right.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.readings import TopBox
+
+__all__ = ["Settled", "settle"]
+
+_EPS = 1e-4
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What :func:`settle` decided: the crossed candles, the top boxes (a :class:`TopBox`,
+    ``None`` for empty, ``"unknown"``), the extra cost of the change in nats (0 when nothing
+    changed) and a note naming what changed (empty when nothing did)."""
+
+    crossed: tuple[int, ...]
+    top: tuple[TopBox | str | None, ...]
+    cost: float = 0.0
+    note: str = ""
+
+
+def _nll(p: float) -> float:
+    return -math.log(min(max(p, _EPS), 1.0 - _EPS))
+
+
+def _logit(p: float) -> float:
+    return _nll(1.0 - p) - _nll(p)
+
+
+def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_threshold: float,
+           digit_probs: Sequence[np.ndarray | None], circled: Sequence[bool | None],
+           top: Sequence[TopBox | str | None], *, max_cost: float = 6.0,
+           max_flip: float = 4.0, margin: float = 1.0, top_n: int = 3) -> Settled:
+    """Make the written numbers and the crossed candles agree, when that is cheap and clear.
+
+    Parameters
+    ----------
+    numbers : sequence of int
+        The number each candle shows.
+    cross_prob : sequence of float or None
+        The disc model's probability "crossed" per candle (None: hidden).
+    cross_threshold : float
+        The card's threshold on ``cross_prob`` (crossed at or above it).
+    digit_probs : sequence of (6,) arrays or None
+        Per top box the digit model's probabilities of 1..6 (None: the box was not read, empty
+        or hidden).
+    circled : sequence of bool or None
+        Per top box whether the circle head called it circled (None where not read).
+    top : sequence
+        The reader's decision per box: a :class:`TopBox`, ``None`` (empty) or ``"unknown"``.
+    max_cost : float
+        The largest extra cost (nats, summed negative log probabilities) a change may have.
+    max_flip : float
+        The largest cost of changing any one element (a digit from its best reading to
+        another: ``log(p_best / p_other)``; a candle crossed or not: ``|logit p|``).
+    margin : float
+        How much cheaper (nats) the best agreeing reading must be than the next one.
+    top_n : int
+        How many of each box's most likely digits are considered.
+
+    Returns
+    -------
+    Settled
+        The readings unchanged (``note`` empty) when they agree already, when an element is
+        hidden (a hidden candle or box may hold what is missing), or when no cheap and clear
+        change exists.
+    """
+    crossed0 = tuple(i for i, p in enumerate(cross_prob) if p is not None and p >= cross_threshold)
+    unchanged = Settled(crossed0, tuple(top))
+    if len(numbers) != len(cross_prob) or any(p is None for p in cross_prob):
+        return unchanged
+    written = [k for k, p in enumerate(digit_probs) if p is not None]
+    # a box left unknown without a reading (hidden, washed out) may hold anything
+    if any(b == "unknown" and digit_probs[k] is None for k, b in enumerate(top)):
+        return unchanged
+    probs = {k: np.asarray(digit_probs[k], np.float64) for k in written}
+    best = {k: int(np.argmax(probs[k])) + 1 for k in written}
+    if (all(isinstance(top[k], TopBox) for k in written)
+            and Counter(numbers[i] for i in crossed0) == Counter(best[k] for k in written)):
+        return unchanged
+    cp = [float(p) for p in cross_prob]  # type: ignore[arg-type]
+    on0 = [p >= cross_threshold for p in cp]
+
+    def flip(i: int) -> float:  # the cost of reading candle i the other way than the model
+        return abs(_logit(cp[i]))
+
+    base = sum(_nll(probs[k][best[k] - 1]) for k in written) + \
+        sum(_nll(p if on else 1.0 - p) for p, on in zip(cp, on0, strict=True))
+    by_number: dict[int, list[int]] = {}
+    for i, n in enumerate(numbers):
+        by_number.setdefault(n, []).append(i)
+    for ids in by_number.values():
+        ids.sort(key=lambda i: -cp[i])
+    options = [[int(v) + 1 for v in np.argsort(-probs[k])[:top_n]
+                if math.log(probs[k].max() / max(probs[k][v], _EPS)) <= max_flip]
+               for k in written]
+    found: list[tuple[float, float, tuple[int, ...], tuple[int, ...]]] = []
+    for combo in itertools.product(*options):
+        need = Counter(combo)
+        if any(c > 2 for c in need.values()):
+            continue
+        # the second write of a number is circled, the first not (left to right)
+        seen: set[int] = set()
+        ok = True
+        for k, v in zip(written, combo, strict=True):
+            if circled[k] is not None and bool(circled[k]) != (v in seen):
+                ok = False
+                break
+            seen.add(v)
+        if not ok or any(n not in by_number or c > len(by_number[n]) for n, c in need.items()):
+            continue
+        cost = sum(_nll(probs[k][v - 1]) for k, v in zip(written, combo, strict=True))
+        chosen: list[int] = []
+        alt = math.inf  # the cheapest other choice of candles for the same numbers
+        for n, ids in by_number.items():
+            c = need.get(n, 0)
+            for r, i in enumerate(ids):
+                on = r < c
+                if on != on0[i] and flip(i) > max_flip:
+                    ok = False
+                cost += _nll(cp[i] if on else 1.0 - cp[i])
+                if on:
+                    chosen.append(i)
+            if 0 < c < len(ids):
+                # crossing the next likely candle of n instead of the last one chosen
+                alt = min(alt, _logit(cp[ids[c - 1]]) - _logit(cp[ids[c]]))
+        if ok:
+            found.append((cost, alt, combo, tuple(sorted(chosen))))
+    if not found:
+        return unchanged
+    found.sort(key=lambda f: f[0])
+    cost, alt, combo, chosen = found[0]
+    extra = cost - base
+    # the next best: another reading of the numbers, or the same with other candles
+    nxt = min(found[1][0] if len(found) > 1 else math.inf, cost + alt)
+    if extra > max_cost or nxt - cost < margin:
+        return unchanged
+    new_top = list(top)
+    changes = []
+    for k, v in zip(written, combo, strict=True):
+        box = TopBox(v, bool(circled[k]))
+        if top[k] != box:
+            was = top[k].value if isinstance(top[k], TopBox) else "unknown"
+            changes.append(f"top {k} {was} -> {v} (p {probs[k][v - 1]:.2f})")
+        new_top[k] = box
+    for i in sorted(set(chosen) ^ set(crossed0)):
+        changes.append(f"candle {i} {'crossed' if i in chosen else 'not crossed'} "
+                       f"(p {cp[i]:.2f})")
+    if not changes:
+        return unchanged
+    note = (f"written numbers and crossed candles made to agree (+{extra:.1f} nats): "
+            + ", ".join(changes))
+    return Settled(chosen, tuple(new_top), extra, note)
+
+
+def settle_lines(strength: dict[tuple[int, int], float | None],
+                 lines: Sequence[tuple[int, int]], written: int, crossed: int, *,
+                 min_add: float = 0.1, max_drop: float = 0.9, margin: float = 1.0,
+                 ) -> tuple[list[tuple[int, int]], str]:
+    """Each turn also draws one line: when the boxes and the crosses agree on the number of
+    turns (``written == crossed``) and the lines read are one fewer or one more, the line the
+    count asks for is taken if the band model is clear about it.
+
+    One fewer: the strongest pair not read as a line is added when its probability is at least
+    ``min_add`` and its logit exceeds the next pair's by ``margin``, and no pair is unknown
+    (a hidden pair may be the missing line). One more: the weakest line is dropped when its
+    probability is at most ``max_drop`` and its logit is ``margin`` below the next weakest.
+
+    Returns the lines and a note (empty when nothing changed). ``strength`` maps every candle
+    pair to the band model's probability (None: unknown)."""
+    lines = sorted(lines)
+    if written != crossed:
+        return lines, ""
+    known = {p: float(v) for p, v in strength.items() if v is not None}
+    if len(lines) == written - 1 and len(known) == len(strength):
+        rest = sorted(((v, p) for p, v in known.items() if p not in lines), reverse=True)
+        if rest and rest[0][0] >= min_add and (
+                len(rest) < 2 or _logit(rest[0][0]) - _logit(rest[1][0]) >= margin):
+            p = rest[0][1]
+            return sorted([*lines, p]), (f"line {p[0]}-{p[1]} drawn (p {rest[0][0]:.2f}): "
+                                          f"{written} numbers written and crossed")
+    elif len(lines) == written + 1:
+        have = sorted((known[p], p) for p in lines if p in known)
+        if have and have[0][0] <= max_drop and (
+                len(have) < 2 or _logit(have[1][0]) - _logit(have[0][0]) >= margin):
+            p = have[0][1]
+            return [q for q in lines if q != p], (f"line {p[0]}-{p[1]} not drawn "
+                                                  f"(p {have[0][0]:.2f}): {written} numbers "
+                                                  "written and crossed")
+    return lines, ""
