@@ -90,13 +90,13 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
     Returns
     -------
     Settled
-        The readings unchanged (``note`` empty) when they agree already, when an element is
-        hidden (a hidden candle or box may hold what is missing), or when no cheap and clear
-        change exists.
+        The readings unchanged (``note`` empty) when they agree already (a hidden candle may
+        be crossed or not), when a box is hidden (it may hold anything), or when no cheap and
+        clear change exists. Hidden candles stay out of ``crossed`` (they are unknown).
     """
     crossed0 = tuple(i for i, p in enumerate(cross_prob) if p is not None and p >= cross_threshold)
     unchanged = Settled(crossed0, tuple(top))
-    if len(numbers) != len(cross_prob) or any(p is None for p in cross_prob):
+    if len(numbers) != len(cross_prob):
         return unchanged
     written = [k for k, p in enumerate(digit_probs) if p is not None]
     # a box left unknown without a reading (hidden, washed out) may hold anything
@@ -104,22 +104,34 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
         return unchanged
     probs = {k: np.asarray(digit_probs[k], np.float64) for k in written}
     best = {k: int(np.argmax(probs[k])) + 1 for k in written}
-    if (all(isinstance(top[k], TopBox) for k in written)
-            and Counter(numbers[i] for i in crossed0) == Counter(best[k] for k in written)):
+    # per number, the candles in view (likeliest crossed first) and how many are hidden: a
+    # hidden candle may be crossed or not, at no cost, and stays unknown
+    by_number: dict[int, list[int]] = {}
+    hidden: Counter[int] = Counter()
+    for i, n in enumerate(numbers):
+        by_number.setdefault(n, [])
+        if cross_prob[i] is None:
+            hidden[n] += 1
+        else:
+            by_number[n].append(i)
+    cp = [0.5 if p is None else float(p) for p in cross_prob]
+    for ids in by_number.values():
+        ids.sort(key=lambda i: -cp[i])
+    on0 = [p is not None and p >= cross_threshold for p in cross_prob]
+    seen0 = Counter(numbers[i] for i in crossed0)
+
+    def agrees(need: Counter[int]) -> bool:
+        return all(seen0[n] <= need[n] <= seen0[n] + hidden[n] for n in by_number)
+
+    if all(isinstance(top[k], TopBox) for k in written) and \
+            agrees(Counter(best[k] for k in written)):
         return unchanged
-    cp = [float(p) for p in cross_prob]  # type: ignore[arg-type]
-    on0 = [p >= cross_threshold for p in cp]
 
     def flip(i: int) -> float:  # the cost of reading candle i the other way than the model
         return abs(_logit(cp[i]))
 
     base = sum(_nll(probs[k][best[k] - 1]) for k in written) + \
-        sum(_nll(p if on else 1.0 - p) for p, on in zip(cp, on0, strict=True))
-    by_number: dict[int, list[int]] = {}
-    for i, n in enumerate(numbers):
-        by_number.setdefault(n, []).append(i)
-    for ids in by_number.values():
-        ids.sort(key=lambda i: -cp[i])
+        sum(_nll(cp[i] if on0[i] else 1.0 - cp[i]) for ids in by_number.values() for i in ids)
     options = [[int(v) + 1 for v in np.argsort(-probs[k])[:top_n]
                 if math.log(probs[k].max() / max(probs[k][v], _EPS)) <= max_flip]
                for k in written]
@@ -136,23 +148,32 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
                 ok = False
                 break
             seen.add(v)
-        if not ok or any(n not in by_number or c > len(by_number[n]) for n, c in need.items()):
+        if not ok or any(n not in by_number for n in need):
             continue
         cost = sum(_nll(probs[k][v - 1]) for k, v in zip(written, combo, strict=True))
         chosen: list[int] = []
         alt = math.inf  # the cheapest other choice of candles for the same numbers
         for n, ids in by_number.items():
             c = need.get(n, 0)
-            for r, i in enumerate(ids):
-                on = r < c
-                if on != on0[i] and flip(i) > max_flip:
-                    ok = False
-                cost += _nll(cp[i] if on else 1.0 - cp[i])
-                if on:
-                    chosen.append(i)
-            if 0 < c < len(ids):
+            # cross the m likeliest candles in view, the hidden ones making up the rest
+            ways = []
+            for m in range(max(0, c - hidden[n]), min(c, len(ids)) + 1):
+                if any((r < m) != on0[i] and flip(i) > max_flip for r, i in enumerate(ids)):
+                    continue
+                ways.append((sum(_nll(cp[i] if r < m else 1.0 - cp[i])
+                                 for r, i in enumerate(ids)), m))
+            if not ways:
+                ok = False
+                break
+            ways.sort()
+            part, m = ways[0]
+            cost += part
+            chosen += ids[:m]
+            if len(ways) > 1:
+                alt = min(alt, ways[1][0] - part)
+            if 0 < m < len(ids):
                 # crossing the next likely candle of n instead of the last one chosen
-                alt = min(alt, _logit(cp[ids[c - 1]]) - _logit(cp[ids[c]]))
+                alt = min(alt, _logit(cp[ids[m - 1]]) - _logit(cp[ids[m]]))
         if ok:
             found.append((cost, alt, combo, tuple(sorted(chosen))))
     if not found:

@@ -120,3 +120,12 @@ def test_lines_follow_the_turns(strength, lines, expected) -> None:
 def test_lines_stay_when_the_count_is_unclear(strength, lines, written, crossed) -> None:
     out, note = settle_lines(strength, lines, written=written, crossed=crossed)
     assert out == sorted(lines) and note == ""
+
+
+def test_a_hidden_candle_may_hold_the_missing_cross() -> None:
+    # crosses in view show 3; candle 4 (a 5) is hidden; box 1 reads 6 or 5, unsure: the 6s are
+    # plainly not crossed, so 5 it is, and candle 4 stays unknown (not in crossed)
+    boxes = [digits(d3=0.97), digits(d6=0.4, d5=0.35)]
+    r = run(candles(c2=0.99, c4=None), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
+    assert r.top[1] == TopBox(5)
+    assert r.crossed == (2,)
