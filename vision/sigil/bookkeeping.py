@@ -21,7 +21,6 @@ right.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -56,10 +55,41 @@ def _logit(p: float) -> float:
     return _nll(1.0 - p) - _nll(p)
 
 
+def _candles(need: Counter[int], by_number: dict[int, list[int]], hidden: Counter[int],
+             cp: list[float], on0: list[bool], max_flip: float,
+             ) -> tuple[float, float, list[int]] | None:
+    """The cheapest candles to cross for the written numbers ``need``: its cost, how much
+    dearer the next cheapest choice is, and the candles; None when none is allowed. Per
+    number, the m likeliest candles in view are crossed, the hidden ones making up the rest."""
+    cost, alt, chosen = 0.0, math.inf, []
+    for n, ids in by_number.items():
+        c = need.get(n, 0)
+        ways = []
+        for m in range(max(0, c - hidden[n]), min(c, len(ids)) + 1):
+            if any((r < m) != on0[i] and abs(_logit(cp[i])) > max_flip
+                   for r, i in enumerate(ids)):
+                continue
+            ways.append((sum(_nll(cp[i] if r < m else 1.0 - cp[i]) for r, i in enumerate(ids)),
+                         m))
+        if not ways:
+            return None
+        ways.sort()
+        part, m = ways[0]
+        cost += part
+        chosen += ids[:m]
+        if len(ways) > 1:
+            alt = min(alt, ways[1][0] - part)
+        if 0 < m < len(ids):
+            # crossing the next likely candle of n instead of the last one chosen
+            alt = min(alt, _logit(cp[ids[m - 1]]) - _logit(cp[ids[m]]))
+    return cost, alt, chosen
+
+
 def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_threshold: float,
            digit_probs: Sequence[np.ndarray | None], circled: Sequence[bool | None],
            top: Sequence[TopBox | str | None], *, max_cost: float = 6.0,
-           max_flip: float = 4.0, margin: float = 1.0, top_n: int = 3) -> Settled:
+           max_flip: float = 4.0, margin: float = 1.0, top_n: int = 6,
+           max_steps: int = 20000) -> Settled:
     """Make the written numbers and the crossed candles agree, when that is cheap and clear.
 
     Parameters
@@ -85,7 +115,9 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
     margin : float
         How much cheaper (nats) the best agreeing reading must be than the next one.
     top_n : int
-        How many of each box's most likely digits are considered.
+        How many of each box's most likely digits are considered (within ``max_flip``).
+    max_steps : int
+        A bound on the search (nodes visited); a card that needs more is left as read.
 
     Returns
     -------
@@ -127,59 +159,55 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
             agrees(Counter(best[k] for k in written)):
         return unchanged
 
-    def flip(i: int) -> float:  # the cost of reading candle i the other way than the model
-        return abs(_logit(cp[i]))
-
     base = sum(_nll(probs[k][best[k] - 1]) for k in written) + \
         sum(_nll(cp[i] if on0[i] else 1.0 - cp[i]) for ids in by_number.values() for i in ids)
-    options = [[int(v) + 1 for v in np.argsort(-probs[k])[:top_n]
+    options = [[(int(v) + 1, _nll(probs[k][v])) for v in np.argsort(-probs[k])[:top_n]
                 if math.log(probs[k].max() / max(probs[k][v], _EPS)) <= max_flip]
                for k in written]
+    candle_part: dict[tuple[int, ...], tuple[float, float, list[int]] | None] = {}
     found: list[tuple[float, float, tuple[int, ...], tuple[int, ...]]] = []
-    for combo in itertools.product(*options):
-        need = Counter(combo)
-        if any(c > 2 for c in need.values()):
-            continue
-        # the second write of a number is circled, the first not (left to right)
-        seen: set[int] = set()
-        ok = True
-        for k, v in zip(written, combo, strict=True):
-            if circled[k] is not None and bool(circled[k]) != (v in seen):
-                ok = False
-                break
-            seen.add(v)
-        if not ok or any(n not in by_number for n in need):
-            continue
-        cost = sum(_nll(probs[k][v - 1]) for k, v in zip(written, combo, strict=True))
-        chosen: list[int] = []
-        alt = math.inf  # the cheapest other choice of candles for the same numbers
-        for n, ids in by_number.items():
-            c = need.get(n, 0)
-            # cross the m likeliest candles in view, the hidden ones making up the rest
-            ways = []
-            for m in range(max(0, c - hidden[n]), min(c, len(ids)) + 1):
-                if any((r < m) != on0[i] and flip(i) > max_flip for r, i in enumerate(ids)):
-                    continue
-                ways.append((sum(_nll(cp[i] if r < m else 1.0 - cp[i])
-                                 for r, i in enumerate(ids)), m))
-            if not ways:
-                ok = False
-                break
-            ways.sort()
-            part, m = ways[0]
-            cost += part
-            chosen += ids[:m]
-            if len(ways) > 1:
-                alt = min(alt, ways[1][0] - part)
-            if 0 < m < len(ids):
-                # crossing the next likely candle of n instead of the last one chosen
-                alt = min(alt, _logit(cp[ids[m - 1]]) - _logit(cp[ids[m]]))
-        if ok:
-            found.append((cost, alt, combo, tuple(sorted(chosen))))
-    if not found:
+    # the two cheapest readings are all that count: a depth-first search over the boxes (left
+    # to right, likeliest digit first) that drops a branch once its digits alone cost more
+    # than the second cheapest reading found so far
+    bound = [math.inf]
+    # what the candles cost at the least, whatever is written
+    floor = sum(min(_nll(cp[i]), _nll(1.0 - cp[i])) for ids in by_number.values() for i in ids)
+    combo: list[int] = []
+    count: Counter[int] = Counter()
+    steps = [0]
+
+    def visit(j: int, cost: float) -> None:
+        steps[0] += 1
+        if cost + floor >= bound[0] or steps[0] > max_steps:
+            return
+        if j == len(written):
+            key = tuple(sorted(combo))
+            if key not in candle_part:
+                candle_part[key] = _candles(count, by_number, hidden, cp, on0, max_flip)
+            part = candle_part[key]
+            if part is not None:
+                found.append((cost + part[0], part[1], tuple(combo), tuple(sorted(part[2]))))
+                found.sort(key=lambda f: f[0])
+                del found[2:]
+                if len(found) == 2:
+                    bound[0] = found[1][0]
+            return
+        k = written[j]
+        for v, c in options[j]:
+            # at most twice a number; the second write of a number circled, the first not
+            if count[v] >= 2 or v not in by_number or \
+                    (circled[k] is not None and bool(circled[k]) != (count[v] > 0)):
+                continue
+            combo.append(v)
+            count[v] += 1
+            visit(j + 1, cost + c)
+            count[v] -= 1
+            combo.pop()
+
+    visit(0, 0.0)
+    if not found or steps[0] > max_steps:
         return unchanged
-    found.sort(key=lambda f: f[0])
-    cost, alt, combo, chosen = found[0]
+    cost, alt, best_combo, chosen = found[0]
     extra = cost - base
     # the next best: another reading of the numbers, or the same with other candles
     nxt = min(found[1][0] if len(found) > 1 else math.inf, cost + alt)
@@ -187,7 +215,7 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
         return unchanged
     new_top = list(top)
     changes = []
-    for k, v in zip(written, combo, strict=True):
+    for k, v in zip(written, best_combo, strict=True):
         box = TopBox(v, bool(circled[k]))
         if top[k] != box:
             was = top[k].value if isinstance(top[k], TopBox) else "unknown"

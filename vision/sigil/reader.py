@@ -173,7 +173,7 @@ class SigilConfig:
     match_max_cost: float = 6.0
     match_max_flip: float = 4.0
     match_margin: float = 1.0
-    match_top_n: int = 3
+    match_top_n: int = 6
     match_line_min: float = 0.1
     match_line_max: float = 0.9
 

@@ -129,3 +129,20 @@ def test_a_hidden_candle_may_hold_the_missing_cross() -> None:
     r = run(candles(c2=0.99, c4=None), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
     assert r.top[1] == TopBox(5)
     assert r.crossed == (2,)
+
+
+def test_two_equally_good_readings_leave_the_box_unknown() -> None:
+    # box 1 reads 2 or 5 alike, and a 2 and a 5 are half crossed each: no clear reading
+    boxes = [digits(d3=0.97), digits(d2=0.4, d5=0.4)]
+    r = run(candles(c2=0.99, c1=0.5, c4=0.5), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
+    assert r.note == "" and r.top[1] == "unknown"
+
+
+def test_many_unsure_boxes_are_searched_quickly() -> None:
+    # seven blurred boxes: the search still finds the one reading the crosses allow
+    values = [1, 2, 3, 4, 5, 6, 1]
+    boxes = [digits(**{f"d{v}": 0.3, f"d{v % 6 + 1}": 0.25}) for v in values]
+    cross = candles(c0=0.99, c1=0.99, c2=0.99, c3=0.99, c4=0.99, c5=0.99, c6=0.99)
+    top = ["unknown"] * 7
+    r = settle(NUMBERS, cross, 0.5, boxes, [False] * 6 + [True], top)
+    assert [b.value for b in r.top] == values
