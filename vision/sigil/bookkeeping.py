@@ -266,3 +266,32 @@ def settle_lines(strength: dict[tuple[int, int], float | None],
                                                   f"(p {have[0][0]:.2f}): {written} numbers "
                                                   "written and crossed")
     return lines, ""
+
+
+def settle_empty(cross_prob: Sequence[float | None], crossed: Sequence[int],
+                 top: Sequence[TopBox | str | None], read: Sequence[bool], *,
+                 max_flip: float = 4.0) -> tuple[tuple[TopBox | str | None, ...], str]:
+    """Boxes the count proves empty: with every candle in view and each one not crossed
+    plainly so (its logit below ``-max_flip``), the card has had as many turns as candles
+    crossed, and the boxes are filled from the left; when the first that many boxes hold
+    digits, a box further right that was left unknown without a reading (washed out by glare,
+    hidden) is empty. ``read`` tells per box whether the digit model read it (a box it read
+    but found unsure is not touched). Returns the boxes and a note (empty when nothing
+    changed)."""
+    out = tuple(top)
+    if any(p is None for p in cross_prob):
+        return out, ""
+    if any(i not in crossed and _logit(p) >= -max_flip  # type: ignore[arg-type]
+           for i, p in enumerate(cross_prob)):
+        return out, ""
+    n = len(crossed)
+    if not all(isinstance(b, TopBox) for b in top[:n]):
+        return out, ""
+    if not all(b is None or (b == "unknown" and not read[k])
+               for k, b in enumerate(top) if k >= n):
+        return out, ""
+    empty = [k for k, b in enumerate(top) if k >= n and b == "unknown"]
+    if not empty:
+        return out, ""
+    return (tuple(None if k in empty else b for k, b in enumerate(top)),
+            f"top {', '.join(map(str, empty))} empty: {n} candles crossed, {n} boxes written")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from vision.readings import TopBox
-from vision.sigil.bookkeeping import settle, settle_lines
+from vision.sigil.bookkeeping import settle, settle_empty, settle_lines
 
 # candle i shows number NUMBERS[i]: every number twice
 NUMBERS = [1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]
@@ -146,3 +146,18 @@ def test_many_unsure_boxes_are_searched_quickly() -> None:
     top = ["unknown"] * 7
     r = settle(NUMBERS, cross, 0.5, boxes, [False] * 6 + [True], top)
     assert [b.value for b in r.top] == values
+
+
+def test_a_washed_out_box_after_the_turns_is_empty() -> None:
+    # two candles plainly crossed, the rest plainly not: two turns, so box 2 (washed out,
+    # unread) is empty; an unread box among the first two, or an unsure candle, proves nothing
+    top = [TopBox(3), TopBox(5), "unknown"] + [None] * 4
+    read = [True, True, False] + [False] * 4
+    out, note = settle_empty(candles(c2=0.99, c4=0.99), (2, 4), top, read)
+    assert out[2] is None and note
+    for cross, crossed, boxes in (
+            (candles(c2=0.99, c4=0.99, c7=0.2), (2, 4), top),         # c7 might be crossed
+            (candles(c2=0.99, c4=0.99, c7=None), (2, 4), top),        # c7 hidden
+            (candles(c2=0.99, c4=0.99, c5=0.99), (2, 4, 5), top)):    # three turns
+        out, note = settle_empty(cross, crossed, boxes, read)
+        assert out[2] == "unknown" and note == ""
