@@ -27,6 +27,11 @@ from companion.session.live import LiveLoop, draw_dice, draw_polygon
 from companion.tracker.dice import point_in_polygon
 
 RECT_PX_PER_MM = 4.0
+# familiars whose powers break the card's bookkeeping (a number written and a candle showing it
+# crossed each turn, one line per turn): the Raven's extra line, the Toad's wild number that
+# fills no box, the Owl's candle not knocked over, the Rat's third write. The sigil reader's
+# check of those counts (vision.sigil.bookkeeping) is turned off for their cards.
+FAMILIARS_BREAKING_COUNTS = frozenset({"F02", "F03", "F04", "F09"})
 ROLL_AREA_COLOUR = (255, 255, 0)   # BGR: cyan
 
 
@@ -61,11 +66,16 @@ class Processor:
             if self.read_dice is None:
                 self.unavailable["dice reader"] = why or "vision.dice has no read_dice"
         self.read_sigil = read_sigil
+        # the reader's configuration for cards whose familiar breaks the counts (None: an
+        # injected reader, called as documented, without a configuration)
+        self.counts_off: Any = None
         if self.read_sigil is None:
             mod, why = _try("vision.sigil")
             self.read_sigil = getattr(mod, "read_sigil", None)
             if self.read_sigil is None:
                 self.unavailable["sigil reader"] = why or "vision.sigil has no read_sigil"
+            elif hasattr(mod, "SigilConfig"):
+                self.counts_off = mod.SigilConfig(match_written_crossed=False)
         self.load_layout = load_layout
         if self.load_layout is None:
             mod, why = _try("companion.doomcat.layouts")
@@ -144,7 +154,12 @@ class Processor:
         hint = self._poses.pop(card_id, None)
         try:
             layout = self.layout(letter)
-            reading = self.read_sigil(image, layout, references(letter) or None, hint=hint)
+            more = {}
+            if self.counts_off is not None and \
+                    self.hub.camera_familiar() in FAMILIARS_BREAKING_COUNTS:
+                more["config"] = self.counts_off
+            reading = self.read_sigil(image, layout, references(letter) or None, hint=hint,
+                                      **more)
         except BadInput as exc:
             return {"card": card_id, "layout": letter, "error": str(exc)}
         state = reading.state

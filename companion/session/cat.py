@@ -388,6 +388,13 @@ class CatAdapter:
             return None
         return str(state.setup["cards"][card])
 
+    def player_familiar(self, state: CatState, player: int) -> str | None:
+        """The familiar a player holds (``"F04"``), None when none (or no such player)."""
+        players = getattr(state.game, "players", ())
+        if not 0 <= player < len(players):
+            return None
+        return players[player].familiar
+
     def from_tracker(self, state: CatState, doc: Mapping[str, Any]) -> dict[str, Any] | None:
         """A session event from a tracker event (``companion.tracker`` JSON), or None.
 

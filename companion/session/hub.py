@@ -173,6 +173,16 @@ class Hub:
             return 0, 0
         return player, card
 
+    def camera_familiar(self) -> str | None:
+        """The familiar (``"F04"``) of the player whose card the camera watches; None when that
+        player has none or no Doom Cat game is played."""
+        session = self.current("cat")
+        familiar_of = None if session is None else getattr(session.engine, "player_familiar",
+                                                             None)
+        if session is None or familiar_of is None:
+            return None
+        return familiar_of(session.state, self.camera_choice()[0])
+
     def set_camera_choice(self, player: int, card: int) -> None:
         session = self.current("cat")
         if session is None:

@@ -352,3 +352,11 @@ def test_without_the_power_a_second_line_is_still_refused(hub):
     s.submit(camera(s, {"kind": "line", "line": [1, 2]}))
     out = s.submit(camera(s, {"kind": "line", "line": [4, 5]}))
     assert not out.ok and "one line per turn" in out.reason
+
+
+def test_the_camera_knows_the_watched_players_familiar(hub):
+    """The live loop turns the sigil reader's bookkeeping off for the Owl's cards and the like
+    (companion.session.camera.FAMILIARS_BREAKING_COUNTS): it asks the hub."""
+    assert hub.camera_familiar() is None
+    hub.create_game("cat", "t", solo("F04"))
+    assert hub.camera_familiar() == "F04"

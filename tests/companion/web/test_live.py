@@ -148,3 +148,27 @@ def test_the_sigil_reader_gets_the_cards_last_pose_as_a_hint(tmp_path):
         processor(frame, float(t))
     assert hints[0] is None and hints[2] is not None and hints[3] is None
     assert np.allclose(hints[1], h)
+
+
+@pytest.mark.parametrize(("familiar", "counts"), [(None, True), ("F01", True), ("F04", False),
+                                                  ("F02", False)])
+def test_the_sigil_readers_bookkeeping_is_off_for_familiars_that_break_it(
+        tmp_path, familiar, counts):
+    """The Owl, Raven, Toad and Rat break "a number written, a candle crossed and a line drawn
+    each turn": the reader is told not to hold their cards to it."""
+    from vision.sigil.pose import NoCard
+
+    seen: list = []
+
+    def fake_sigil(image, layout, reference=None, *, hint=None, config=None):
+        seen.append(config)
+        raise NoCard("no card")
+
+    hub = Hub(Store(tmp_path / "g.sqlite"))
+    hub.camera_card = lambda: ("p1c1", "A")
+    hub.camera_familiar = lambda: familiar
+    processor = Processor(hub, read_dice=lambda image: DiceReading(()))
+    assert processor.counts_off is not None and not processor.counts_off.match_written_crossed
+    processor.read_sigil = fake_sigil
+    processor(np.full((240, 320, 3), 90, np.uint8), 0.0)
+    assert (seen[0] is None) == counts
