@@ -29,7 +29,12 @@ from vision.readings import N_TOP_BOXES, SigilState, TopBox
 from vision.render.sigil import RandomPhoto, random_photo
 from vision.sigil.geometry import CardGeometry, card_geometry, segment_distance
 
-__all__ = ["LineCheck", "RandomCards", "chord_line_ok", "line_checker", "random_state"]
+__all__ = ["PHASES", "LineCheck", "RandomCards", "chord_line_ok", "line_checker", "random_state"]
+
+#: Where the last turn of a state stops: its number ``written``, its line ``drawn`` too, or
+#: ``crossed`` (the whole turn: number, line, cross). A camera watching a game sees cards in
+#: all three: the rulebook's turn writes first, draws next and crosses out at its end.
+PHASES = ("written", "drawn", "crossed")
 
 #: ``check(state_so_far, a, b) -> bool``: may the line a-b be drawn next on this card?
 LineCheck = Callable[[SigilState, int, int], bool]
@@ -104,13 +109,16 @@ def line_checker(layout: Any) -> LineCheck:
 
 
 def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None,
-                 check: LineCheck | None = None) -> SigilState:
+                 check: LineCheck | None = None, last: str = "crossed") -> SigilState:
     """A state after ``turns`` turns (default: random 0-7, full cards most often).
 
     Each turn writes a number (the second write of a number circled, no number thrice), draws a
     legal line when one exists and crosses out an uncrossed candle showing the written number
-    when one is left.
+    when one is left. The last turn stops after step ``last`` (:data:`PHASES`): a card caught
+    in the middle of a turn.
     """
+    if last not in PHASES:
+        raise ValueError(f"last must be one of {', '.join(PHASES)}, got {last!r}")
     geom = card_geometry(layout)
     check = check or line_checker(layout)
     if turns is None:
@@ -121,17 +129,18 @@ def random_state(layout: Any, rng: np.random.Generator, turns: int | None = None
     state = SigilState(geom.name)
     written: dict[int, int] = {}
     for turn in range(turns):
+        final = turn == turns - 1
         value = int(rng.choice([v for v in range(1, 7) if written.get(v, 0) < 2]))
         written[value] = written.get(value, 0) + 1
         top = list(state.top)
         top[turn] = TopBox(value, circled=written[value] == 2)
         pairs = [p for p in geom.pairs if check(state, *p)]
         lines = list(state.lines)
-        if pairs:
+        if pairs and not (final and last == "written"):
             lines.append(pairs[int(rng.integers(len(pairs)))])
         crossed = list(state.crossed)
         options = [i for i, c in enumerate(geom.candles) if c.number == value and i not in crossed]
-        if options:
+        if options and not (final and last != "crossed"):
             crossed.append(int(rng.choice(options)))
         state = SigilState(geom.name, tuple(lines), tuple(crossed), tuple(top))
     return state
@@ -148,11 +157,17 @@ class RandomCards:
         self.geoms = [card_geometry(lay) for lay in self.layouts]
         self.checks = [line_checker(lay) for lay in self.layouts]
 
-    def photo(self, seed: int, i: int, **options: Any,
+    def photo(self, seed: int, i: int, mid_turn_share: float = 0.0, **options: Any,
               ) -> tuple[int, RandomPhoto, np.random.Generator]:
         """The index of the photo's layout, the photo (``options`` go to ``random_photo``) and
-        its generator, for any draws that follow it."""
+        its generator, for any draws that follow it. With probability ``mid_turn_share`` the
+        card is caught in the middle of its last turn (number written, line drawn or not, no
+        cross yet: :data:`PHASES`); with 0 no draw is spent on it, so photos of a seed are the
+        same as before the option existed."""
         rng = np.random.default_rng([seed, i])
         k = int(rng.integers(len(self.layouts)))
-        state = random_state(self.geoms[k], rng, check=self.checks[k])
+        last = "crossed"
+        if mid_turn_share > 0 and rng.random() < mid_turn_share:
+            last = PHASES[int(rng.integers(2))]
+        state = random_state(self.geoms[k], rng, check=self.checks[k], last=last)
         return k, random_photo(self.geoms[k], state, rng, **options), rng

@@ -38,6 +38,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
 def int_list(text: str) -> list[int]:
     """Parse ``"1,2,3"`` (goal numbers and the like)."""
     try:
@@ -134,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("out", metavar="OUT")
         p.add_argument("--count", type=positive_int, default=100)
         p.add_argument("--seed", type=int, default=0)
+        if kind == "sigil":
+            p.add_argument("--mid-turn-share", type=share, default=0.0, metavar="F",
+                           help="share of cards caught in the middle of a turn (number written, "
+                                "no cross yet; default 0)")
 
     cards = sub.add_parser("cards", help="printable companion cards and card registration") \
         .add_subparsers(dest="cards_command", metavar="COMMAND", required=True)

@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
 from companion.errors import BadInput
+
+if TYPE_CHECKING:
+    from vision.readings import SigilState
 
 __all__ = ["SIGIL_LETTERS", "print_card", "register", "render_sigil", "write_sigil_set"]
 
@@ -59,14 +62,19 @@ def render_sigil(args: argparse.Namespace) -> int:
     """Handler of ``render sigil``."""
     layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
     out = Path(args.out)
-    labels = write_sigil_set(out, args.count, args.seed, layouts)
+    labels = write_sigil_set(out, args.count, args.seed, layouts,
+                             mid_turn_share=args.mid_turn_share)
     print(f"wrote {len(labels)} photos and labels.json to {out}")
     return 0
 
 
-def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]]) -> dict[str, Any]:
+def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]],
+                    state: SigilState) -> dict[str, Any]:
     c = info.conditions
+    written = sum(box is not None for box in state.top)
     return {
+        # a card caught between writing a number and crossing out its candle
+        "turn": "complete" if written == len(state.crossed) else "mid-turn",
         "tilt_deg": round(c.tilt_deg, 1),
         "rotation_deg": round(c.rotation_deg, 1),
         "fill": round(float(cv2.contourArea(info.card_corners_px.astype(np.float32)))
@@ -91,13 +99,16 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]]) -> 
 
 def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
                     px_per_mm: float = 8.0, marker_share: float = 0.5,
-                    ghost_share: float = 0.3) -> list[dict[str, Any]]:
+                    ghost_share: float = 0.3, mid_turn_share: float = 0.0,
+                    ) -> list[dict[str, Any]]:
     """Render ``count`` labelled sigil photos into ``out`` and write ``out/labels.json``.
 
     Image ``i`` depends only on ``(seed, i)``. Each label is DESIGN.md's
     ``{"image", "sigil"}`` plus ``layout``, ``conditions`` (tilt, glare, ghosts, pen colour,
     hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
+    ``mid_turn_share`` of the cards are caught in the middle of a turn
+    (:meth:`calibration.states.RandomCards.photo`).
     """
     from calibration.states import RandomCards
 
@@ -111,8 +122,8 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     cards = RandomCards(layouts)
     labels: list[dict[str, Any]] = []
     for i in range(count):
-        k, shot, _ = cards.photo(seed, i, px_per_mm=px_per_mm, marker_share=marker_share,
-                                 ghost_share=ghost_share)
+        k, shot, _ = cards.photo(seed, i, mid_turn_share=mid_turn_share, px_per_mm=px_per_mm,
+                                 marker_share=marker_share, ghost_share=ghost_share)
         geom = cards.geoms[k]
         frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
         ghosts = [list(g) for g in shot.ghosts]
@@ -127,7 +138,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
             "image": name,
             "sigil": label.to_json(),
             "layout": geom.name,
-            "conditions": _conditions_doc(info, ink, card, ghosts),
+            "conditions": _conditions_doc(info, ink, card, ghosts, label),
             "card_corners_px": [[round(float(x), 1), round(float(y), 1)]
                                 for x, y in info.card_corners_px],
             "ghost_lines": sorted(ghosts),

@@ -34,6 +34,29 @@ def test_random_states_follow_the_turn_structure(letter, seed, turns):
     assert all(chord_line_ok(geom, empty, a, b) for a, b in state.lines)
 
 
+@settings(max_examples=30, deadline=None)
+@given(letter=st.sampled_from("ABCD"), seed=st.integers(0, 2**32 - 1), turns=st.integers(1, 7))
+def test_a_card_caught_mid_turn_is_the_whole_turn_less_its_last_steps(letter, seed, turns):
+    geom = GEOMS[letter]
+    whole = random_state(geom, np.random.default_rng(seed), turns)
+    drawn = random_state(geom, np.random.default_rng(seed), turns, last="drawn")
+    written = random_state(geom, np.random.default_rng(seed), turns, last="written")
+    # the same game up to the last turn's steps: its number, then its line, then its cross
+    assert whole.top == drawn.top == written.top
+    assert drawn.lines == whole.lines
+    assert set(written.lines) <= set(whole.lines) and len(whole.lines) - len(written.lines) <= 1
+    assert set(drawn.crossed) <= set(whole.crossed)
+    assert drawn.crossed == written.crossed
+    assert len(drawn.crossed) == len(whole.crossed) - (len(whole.crossed) > len(drawn.crossed))
+    if len(whole.crossed) == turns:  # every turn found a candle to cross
+        assert len(drawn.crossed) == turns - 1
+
+
+def test_a_phase_that_is_not_one_is_refused():
+    with pytest.raises(ValueError, match="last must be one of written, drawn, crossed"):
+        random_state(GEOMS["A"], np.random.default_rng(0), 3, last="rolled")
+
+
 @pytest.mark.parametrize(("lines", "crossed", "pair", "ok"), [
     ([], [], (0, 1), True),
     ([(0, 1)], [], (0, 1), False),          # one line per pair

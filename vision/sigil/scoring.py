@@ -174,7 +174,7 @@ def condition_groups(conditions: Mapping[str, Any] | None) -> list[str]:
     for key in ("glare", "ghosts", "hand", "markers", "shadow"):
         if key in conditions:
             out.append(f"{key} {'yes' if conditions[key] else 'no'}")
-    for key in ("pen_color", "art", "background"):
+    for key in ("pen_color", "art", "background", "turn"):
         if key in conditions:
             out.append(f"{key} {conditions[key]}")
     blur = max(float(conditions.get("defocus_px", 0) or 0), float(conditions.get("motion_px", 0)

@@ -185,12 +185,29 @@ def test_write_sigil_set_labels_validate_and_are_reproducible(tmp_path):
         assert not set(map(tuple, entry["ghost_lines"])) & set(state.lines)
 
 
+def test_mid_turn_cards_are_labelled_and_leave_other_seeds_alone(tmp_path):
+    layouts = [load_layout(x) for x in "ABCD"]
+    plain = write_sigil_set(tmp_path / "a", 3, 11, layouts)
+    again = write_sigil_set(tmp_path / "b", 3, 11, layouts, mid_turn_share=0.0)
+    assert plain == again
+    assert all(e["conditions"]["turn"] == "complete" for e in plain)
+    mid = write_sigil_set(tmp_path / "c", 3, 11, layouts, mid_turn_share=1.0)
+    for entry in mid:
+        state = SigilState.from_json(entry["sigil"])
+        written = sum(b is not None for b in state.top)
+        assert entry["conditions"]["turn"] == ("mid-turn" if written else "complete")
+        assert len(state.crossed) == max(written - 1, 0) or entry["conditions"]["turn"] == \
+            "complete"
+
+
 def test_render_sigil_command(tmp_path, capsys):
     assert main(["render", "sigil", str(tmp_path / "out"), "--count", "2", "--seed", "5"]) == 0
     assert "wrote 2 photos" in capsys.readouterr().out
     file = tmp_path / "file"
     file.write_text("x")
     assert main(["render", "sigil", str(file), "--count", "1"]) == 2
+    with pytest.raises(SystemExit):
+        main(["render", "sigil", str(tmp_path / "x"), "--mid-turn-share", "1.5"])
 
 
 def test_conditions_to_json_round_numbers():
