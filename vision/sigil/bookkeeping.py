@@ -295,3 +295,28 @@ def settle_empty(cross_prob: Sequence[float | None], crossed: Sequence[int],
         return out, ""
     return (tuple(None if k in empty else b for k, b in enumerate(top)),
             f"top {', '.join(map(str, empty))} empty: {n} candles crossed, {n} boxes written")
+
+
+def settle_circles(top: Sequence[TopBox | str | None], circle_prob: Sequence[float | None], *,
+                   max_flip: float = 4.0) -> tuple[tuple[TopBox | str | None, ...], str]:
+    """The second write of a number is the circled one: when every box is read (no box
+    unknown), a box whose circle the circle head called against the digits read before it is
+    called by them instead, unless the head is sure (``|logit|`` over ``max_flip``). Returns
+    the boxes and a note (empty when nothing changed)."""
+    out = list(top)
+    if any(b == "unknown" for b in top):
+        return tuple(out), ""
+    seen: set[int] = set()
+    changed = []
+    for k, b in enumerate(top):
+        if not isinstance(b, TopBox):
+            continue
+        want = b.value in seen
+        seen.add(b.value)
+        p = circle_prob[k]
+        if want != b.circled and p is not None and abs(_logit(p)) <= max_flip:
+            out[k] = TopBox(b.value, want)
+            changed.append(f"top {k} {'circled' if want else 'not circled'} (p {p:.2f})")
+    if not changed:
+        return tuple(out), ""
+    return tuple(out), "the second write of a number circled: " + ", ".join(changed)

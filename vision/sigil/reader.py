@@ -50,7 +50,7 @@ from vision.sigil.bands import (
     sample_strips,
     strip_geometry,
 )
-from vision.sigil.bookkeeping import settle, settle_empty, settle_lines
+from vision.sigil.bookkeeping import settle, settle_circles, settle_empty, settle_lines
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
@@ -1026,6 +1026,11 @@ def read_sigil(image: np.ndarray, layout: Any,
                                      max_flip=cfg.match_max_flip)
         if note:
             boxes = list(emptied)
+            notes = [*notes, note]
+        circled, note = settle_circles(boxes, [b.get("circle_prob") for b in info],
+                                       max_flip=cfg.match_max_flip)
+        if note:
+            boxes = list(circled)
             notes = [*notes, note]
         if line_probs and not any(u.startswith("candle") for u in unknown) and \
                 not any(b == "unknown" for b in boxes):

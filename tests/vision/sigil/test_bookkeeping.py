@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from vision.readings import TopBox
-from vision.sigil.bookkeeping import settle, settle_empty, settle_lines
+from vision.sigil.bookkeeping import settle, settle_circles, settle_empty, settle_lines
 
 # candle i shows number NUMBERS[i]: every number twice
 NUMBERS = [1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]
@@ -161,3 +161,14 @@ def test_a_washed_out_box_after_the_turns_is_empty() -> None:
             (candles(c2=0.99, c4=0.99, c5=0.99), (2, 4, 5), top)):    # three turns
         out, note = settle_empty(cross, crossed, boxes, read)
         assert out[2] == "unknown" and note == ""
+
+
+def test_the_circle_follows_the_second_write_unless_the_head_is_sure() -> None:
+    top = [TopBox(4), TopBox(2), TopBox(4, False), TopBox(2, True)] + [None] * 3
+    out, note = settle_circles(top, [0.01, 0.02, 0.3, 0.9999, None, None, None])
+    assert out[2] == TopBox(4, True)          # the head was unsure: the digits decide
+    assert out[3] == TopBox(2, True) and note
+    sure = [0.01, 0.02, 0.0001, 0.99, None, None, None]   # the head is sure: left as read
+    assert settle_circles(top, sure) == (tuple(top), "")
+    assert settle_circles([TopBox(4), "unknown", TopBox(4)] + [None] * 4,
+                          [0.01, None, 0.3, None, None, None, None])[1] == ""
