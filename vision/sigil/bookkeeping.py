@@ -155,8 +155,12 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
     def agrees(need: Counter[int]) -> bool:
         return all(seen0[n] <= need[n] <= seen0[n] + hidden[n] for n in by_number)
 
-    if all(isinstance(top[k], TopBox) for k in written) and \
-            agrees(Counter(best[k] for k in written)):
+    # a card caught in the middle of a turn has its last number written and not yet crossed:
+    # the rightmost written box is then free of the count
+    last = max(written, default=-1)
+    if all(isinstance(top[k], TopBox) for k in written) and (
+            agrees(Counter(best[k] for k in written))
+            or agrees(Counter(best[k] for k in written if k != last))):
         return unchanged
 
     base = sum(_nll(probs[k][best[k] - 1]) for k in written) + \
@@ -181,12 +185,19 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
         if cost + floor >= bound[0] or steps[0] > max_steps:
             return
         if j == len(written):
-            key = tuple(sorted(combo))
-            if key not in candle_part:
-                candle_part[key] = _candles(count, by_number, hidden, cp, on0, max_flip)
-            part = candle_part[key]
-            if part is not None:
-                found.append((cost + part[0], part[1], tuple(combo), tuple(sorted(part[2]))))
+            # the whole turn done, or the last one caught before its cross
+            for need in (count, count - Counter(combo[-1:])):
+                key = tuple(sorted(need.elements()))
+                if key not in candle_part:
+                    candle_part[key] = _candles(need, by_number, hidden, cp, on0, max_flip)
+                part = candle_part[key]
+                if part is None:
+                    continue
+                entry = (cost + part[0], part[1], tuple(combo), tuple(sorted(part[2])))
+                same = [f for f in found if f[2:] == entry[2:]]
+                if same and same[0][0] <= entry[0]:
+                    continue
+                found[:] = [f for f in found if f[2:] != entry[2:]] + [entry]
                 found.sort(key=lambda f: f[0])
                 del found[2:]
                 if len(found) == 2:
@@ -236,8 +247,9 @@ def settle_lines(strength: dict[tuple[int, int], float | None],
                  min_add: float = 0.1, max_drop: float = 0.9, margin: float = 1.0,
                  ) -> tuple[list[tuple[int, int]], str]:
     """Each turn also draws one line: when the boxes and the crosses agree on the number of
-    turns (``written == crossed``) and the lines read are one fewer or one more, the line the
-    count asks for is taken if the band model is clear about it.
+    turns (``written == crossed``; or ``written == crossed + 1``, a card caught in the middle
+    of a turn, its last line drawn or not) and the lines read are one fewer or one more than
+    that allows, the line the count asks for is taken if the band model is clear about it.
 
     One fewer: the strongest pair not read as a line is added when its probability is at least
     ``min_add`` and its logit exceeds the next pair's by ``margin``, and no pair is unknown
@@ -247,17 +259,22 @@ def settle_lines(strength: dict[tuple[int, int], float | None],
     Returns the lines and a note (empty when nothing changed). ``strength`` maps every candle
     pair to the band model's probability (None: unknown)."""
     lines = sorted(lines)
-    if written != crossed:
+    if written == crossed:
+        lo = hi = written
+    elif written == crossed + 1:
+        # caught in the middle of a turn: the last number written, its line drawn or not yet
+        lo, hi = written - 1, written
+    else:
         return lines, ""
     known = {p: float(v) for p, v in strength.items() if v is not None}
-    if len(lines) == written - 1 and len(known) == len(strength):
+    if len(lines) == lo - 1 and len(known) == len(strength):
         rest = sorted(((v, p) for p, v in known.items() if p not in lines), reverse=True)
         if rest and rest[0][0] >= min_add and (
                 len(rest) < 2 or _logit(rest[0][0]) - _logit(rest[1][0]) >= margin):
             p = rest[0][1]
             return sorted([*lines, p]), (f"line {p[0]}-{p[1]} drawn (p {rest[0][0]:.2f}): "
                                           f"{written} numbers written and crossed")
-    elif len(lines) == written + 1:
+    elif len(lines) == hi + 1:
         have = sorted((known[p], p) for p in lines if p in known)
         if have and have[0][0] <= max_drop and (
                 len(have) < 2 or _logit(have[1][0]) - _logit(have[0][0]) >= margin):
@@ -273,28 +290,30 @@ def settle_empty(cross_prob: Sequence[float | None], crossed: Sequence[int],
                  max_flip: float = 4.0) -> tuple[tuple[TopBox | str | None, ...], str]:
     """Boxes the count proves empty: with every candle in view and each one not crossed
     plainly so (its logit below ``-max_flip``), the card has had as many turns as candles
-    crossed, and the boxes are filled from the left; when the first that many boxes hold
-    digits, a box further right that was left unknown without a reading (washed out by glare,
-    hidden) is empty. ``read`` tells per box whether the digit model read it (a box it read
-    but found unsure is not touched). Returns the boxes and a note (empty when nothing
-    changed)."""
+    crossed, or one more caught before its cross, and the boxes are filled from the left; when
+    the first that many boxes hold digits, a box beyond the next one that was left unknown
+    without a reading (washed out by glare, hidden) is empty. ``read`` tells per box whether
+    the digit model read it (a box it read but found unsure is not touched). Returns the
+    boxes and a note (empty when nothing changed)."""
     out = tuple(top)
     if any(p is None for p in cross_prob):
         return out, ""
     if any(i not in crossed and _logit(p) >= -max_flip  # type: ignore[arg-type]
            for i, p in enumerate(cross_prob)):
         return out, ""
+    # n turns done, and perhaps one more caught before its cross (box n written)
     n = len(crossed)
     if not all(isinstance(b, TopBox) for b in top[:n]):
         return out, ""
     if not all(b is None or (b == "unknown" and not read[k])
-               for k, b in enumerate(top) if k >= n):
+               for k, b in enumerate(top) if k > n):
         return out, ""
-    empty = [k for k, b in enumerate(top) if k >= n and b == "unknown"]
+    empty = [k for k, b in enumerate(top) if k > n and b == "unknown"]
     if not empty:
         return out, ""
     return (tuple(None if k in empty else b for k, b in enumerate(top)),
-            f"top {', '.join(map(str, empty))} empty: {n} candles crossed, {n} boxes written")
+            f"top {', '.join(map(str, empty))} empty: {n} candles crossed, at most {n + 1} "
+            "boxes written")
 
 
 def settle_circles(top: Sequence[TopBox | str | None], circle_prob: Sequence[float | None], *,

@@ -53,8 +53,8 @@ def test_unsure_box_takes_the_number_its_candle_shows() -> None:
 
 @pytest.mark.parametrize(("cross", "expected"), [
     (candles(c2=0.99, c4=0.98, c7=0.7), (2, 4)),   # an extra cross (a ghost) no box wrote
-    (candles(c2=0.99, c4=0.3), (2, 4)),             # a faint cross the count needs
-    (candles(c2=0.99, c10=0.2), (2, 10)),          # ... on either candle showing the number
+    (candles(c2=0.3, c4=0.99), (2, 4)),             # a faint cross the count needs
+    (candles(c8=0.2, c4=0.99), (4, 8)),            # ... on either candle showing the number
 ])
 def test_crosses_follow_sure_digits(cross, expected) -> None:
     r = run(cross, [digits(d3=0.97), digits(d5=0.96)])
@@ -99,14 +99,16 @@ def pairs(**p: float) -> dict[tuple[int, int], float | None]:
     return out
 
 
-@pytest.mark.parametrize(("strength", "lines", "expected"), [
+@pytest.mark.parametrize(("strength", "lines", "crossed", "expected"), [
     # two turns, one line read: a faint second line clear of the rest is taken
-    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], [(0, 5), (2, 7)]),
+    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], 2, [(0, 5), (2, 7)]),
     # two turns, three lines read: the weak one goes
-    (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.6), [(0, 5), (2, 7), (3, 4)], [(0, 5), (2, 7)]),
+    (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.6), [(0, 5), (2, 7), (3, 4)], 2, [(0, 5), (2, 7)]),
+    # the second turn caught before its cross: one or two lines; three are one too many
+    (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.6), [(0, 5), (2, 7), (3, 4)], 1, [(0, 5), (2, 7)]),
 ])
-def test_lines_follow_the_turns(strength, lines, expected) -> None:
-    out, note = settle_lines(strength, lines, written=2, crossed=2)
+def test_lines_follow_the_turns(strength, lines, crossed, expected) -> None:
+    out, note = settle_lines(strength, lines, written=2, crossed=crossed)
     assert out == expected and note
 
 
@@ -114,7 +116,8 @@ def test_lines_follow_the_turns(strength, lines, expected) -> None:
     (pairs(l0_5=0.99, l2_7=0.05), [(0, 5)], 2, 2),              # too faint to take
     (pairs(l0_5=0.99, l2_7=0.3, l3_4=0.25), [(0, 5)], 2, 2),    # two candidates alike
     (pairs(l0_5=0.99, l2_7=0.3) | {(1, 2): None}, [(0, 5)], 2, 2),  # a hidden pair
-    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], 2, 1),               # crosses disagree
+    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], 2, 1),               # caught before the line
+    (pairs(l0_5=0.99, l2_7=0.3), [(0, 5)], 3, 1),               # crosses disagree
     (pairs(l0_5=0.99, l2_7=0.98, l3_4=0.95), [(0, 5), (2, 7), (3, 4)], 2, 2),  # all strong
 ])
 def test_lines_stay_when_the_count_is_unclear(strength, lines, written, crossed) -> None:
@@ -123,12 +126,26 @@ def test_lines_stay_when_the_count_is_unclear(strength, lines, written, crossed)
 
 
 def test_a_hidden_candle_may_hold_the_missing_cross() -> None:
-    # crosses in view show 3; candle 4 (a 5) is hidden; box 1 reads 6 or 5, unsure: the 6s are
+    # crosses in view show 3; candle 4 (a 5) is hidden; box 0 reads 6 or 5, unsure: the 6s are
     # plainly not crossed, so 5 it is, and candle 4 stays unknown (not in crossed)
-    boxes = [digits(d3=0.97), digits(d6=0.4, d5=0.35)]
-    r = run(candles(c2=0.99, c4=None), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
-    assert r.top[1] == TopBox(5)
+    boxes = [digits(d6=0.4, d5=0.35), digits(d3=0.97)]
+    r = run(candles(c2=0.99, c4=None), boxes, top=["unknown", TopBox(3)] + [None] * 5)
+    assert r.top[0] == TopBox(5)
     assert r.crossed == (2,)
+
+
+@pytest.mark.parametrize("cross", [candles(c2=0.99), candles(c2=0.99, c4=0.1)])
+def test_a_card_caught_before_its_last_cross_is_left_alone(cross) -> None:
+    # the last number written (5), its candle not crossed yet: the middle of a turn
+    r = run(cross, [digits(d3=0.97), digits(d5=0.96)])
+    assert r.note == "" and r.crossed == (2,)
+
+
+def test_the_last_box_is_free_of_the_count() -> None:
+    # the last box is unsure (2 or 6): caught before its cross, nothing tells which
+    boxes = [digits(d3=0.97), digits(d2=0.4, d6=0.3)]
+    r = run(candles(c2=0.99), boxes, top=[TopBox(3), "unknown"] + [None] * 5)
+    assert r.note == "" and r.top[1] == "unknown"
 
 
 def test_two_equally_good_readings_leave_the_box_unknown() -> None:
@@ -149,18 +166,19 @@ def test_many_unsure_boxes_are_searched_quickly() -> None:
 
 
 def test_a_washed_out_box_after_the_turns_is_empty() -> None:
-    # two candles plainly crossed, the rest plainly not: two turns, so box 2 (washed out,
-    # unread) is empty; an unread box among the first two, or an unsure candle, proves nothing
-    top = [TopBox(3), TopBox(5), "unknown"] + [None] * 4
-    read = [True, True, False] + [False] * 4
+    # two candles plainly crossed, the rest plainly not: two turns, or a third caught before
+    # its cross (box 2 may hold it); box 3 (washed out, unread) is empty; an unsure or hidden
+    # candle, or an unread box among the turns, proves nothing
+    top = [TopBox(3), TopBox(5), "unknown", "unknown"] + [None] * 3
+    read = [True, True, False, False] + [False] * 3
     out, note = settle_empty(candles(c2=0.99, c4=0.99), (2, 4), top, read)
-    assert out[2] is None and note
+    assert out[2] == "unknown" and out[3] is None and note
     for cross, crossed, boxes in (
             (candles(c2=0.99, c4=0.99, c7=0.2), (2, 4), top),         # c7 might be crossed
             (candles(c2=0.99, c4=0.99, c7=None), (2, 4), top),        # c7 hidden
             (candles(c2=0.99, c4=0.99, c5=0.99), (2, 4, 5), top)):    # three turns
         out, note = settle_empty(cross, crossed, boxes, read)
-        assert out[2] == "unknown" and note == ""
+        assert out[3] == "unknown" and note == ""
 
 
 def test_the_circle_follows_the_second_write_unless_the_head_is_sure() -> None:
