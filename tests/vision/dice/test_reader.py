@@ -70,6 +70,21 @@ def test_config_thresholds_are_used():
     assert all(d.value is None and d.state == "unreadable" for d in unread)
 
 
+def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
+    import vision.dice.reader as reader
+
+    frame = np.full((240, 320, 3), (60, 110, 150), np.uint8)
+    draw_dice(frame, [DieSpec(3, "red", (160.0, 130.0), 60.0)], np.random.default_rng(0))
+    cropped: list[int] = []
+    real = reader.crop_batch
+    monkeypatch.setattr(reader, "crop_batch",
+                        lambda image, boxes: cropped.append(len(boxes)) or real(image, boxes))
+    assert [d.value for d in read_dice(frame).dice] == [3] and cropped[-1] >= 1
+    # no detector score reaches a die_threshold above 1: nothing is classified
+    assert read_dice(frame, DiceConfig(die_threshold=1.01)).dice == ()
+    assert len(cropped) == 1
+
+
 def test_rendered_scenes_round_trip():
     results = []
     for seed in range(12):
