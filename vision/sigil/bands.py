@@ -135,7 +135,7 @@ class BandModel:
         """Probabilities (N,) that each strip holds a line joining its two candles."""
         if len(strips) == 0:
             return np.zeros((0,), np.float32)
-        (logit,) = self._session().run(None, {"strip": strips.astype(np.float32)})
+        (logit,) = self._session().run(None, {"strip": strips.astype(np.float32, copy=False)})
         return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))
 
 
@@ -177,5 +177,5 @@ class DiscModel(BandModel):
         """Probabilities (N,) that each candle is crossed out."""
         if len(discs) == 0:
             return np.zeros((0,), np.float32)
-        (logit,) = self._session().run(None, {"disc": discs.astype(np.float32)})
+        (logit,) = self._session().run(None, {"disc": discs.astype(np.float32, copy=False)})
         return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))

@@ -18,6 +18,7 @@ origin top-left.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -68,9 +69,18 @@ class Ring:
     width: float
 
 
+@lru_cache(maxsize=8)
+def _grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of an (h, w) crop as float32 (made once per shape, read-only)."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    yy.flags.writeable = False
+    xx.flags.writeable = False
+    return yy, xx
+
+
 def _polar(shape: tuple[int, int], center: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     h, w = shape
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    yy, xx = _grid(h, w)
     dx, dy = xx - center[0], yy - center[1]
     r = np.sqrt(dx * dx + dy * dy)
     a = (np.arctan2(dy, dx) + np.pi) / (2 * np.pi) * N_ANGLES
@@ -182,8 +192,7 @@ def _elliptic(shape: tuple[int, int], el: tuple[float, float, float, float, floa
     """Per pixel: the normalised elliptic radius ``rho`` (1 on the ellipse), the depth inside
     the ellipse in pixels along the ray from its centre, and the angle bin (``N_ANGLES``)."""
     cx, cy, a, b, t = el
-    hh, ww = shape
-    yy, xx = np.mgrid[0:hh, 0:ww].astype(np.float32)
+    yy, xx = _grid(*shape)
     dx, dy = xx - cx, yy - cy
     xr = (dx * np.cos(t) + dy * np.sin(t)) / a
     yr = (-dx * np.sin(t) + dy * np.cos(t)) / b

@@ -215,6 +215,9 @@ def _erfinv(y: float) -> float:
 
 
 def _blurred_floor(ref: Reference, sigma: float, radius: int) -> np.ndarray:
+    """The lower of :func:`_floor` and the reference blurred by ``sigma`` then darkened the
+    same way, cached per reference (a blurred photo's floor; the minimum made once, not at
+    every photo)."""
     key = (id(ref), sigma, radius)
     hit = _BLURRED.get(key)
     if hit is not None and hit[0] is ref:
@@ -225,6 +228,7 @@ def _blurred_floor(ref: Reference, sigma: float, radius: int) -> np.ndarray:
     if radius > 0:
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
         out = cv2.erode(out, k)
+    out = np.minimum(_floor(ref, radius), out)
     _BLURRED[key] = (ref, out)
     return out
 
@@ -447,7 +451,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
         if ratio < 0.85:
             sigma = 0.45 * px_per_mm / (2 * np.sqrt(2) * _erfinv(ratio))
             sigma = float(min(max(round(sigma * 2) / 2, 0.5), 4.0))
-            floor = np.minimum(floor, _blurred_floor(ref, sigma, spread_px))
+            floor = _blurred_floor(ref, sigma, spread_px)
     ink = _max3(floor - norm)
     np.clip(ink, 0.0, 1.0, out=ink)
     ink[hidden] = 0.0

@@ -366,10 +366,10 @@ def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     geo = _strip_geo(geom, cfg)
     strips = sample_strips(geo, maps.stack)
     mid = STRIP_LANES // 2
-    centre = strips[:, :, :, mid - 2:mid + 3].mean(axis=3)            # (R, C, L)
+    centre = strips[:, 1:3, :, mid - 2:mid + 3].mean(axis=3)          # (R, 2, L)
     n_in = np.maximum(geo.inside.sum(axis=1), 1)
-    hid = ((centre[:, 1] > 0.5) & geo.inside).sum(axis=1) / n_in
-    gl = ((centre[:, 2] > 0.5) & geo.inside).sum(axis=1) / n_in
+    hid = ((centre[:, 0] > 0.5) & geo.inside).sum(axis=1) / n_in
+    gl = ((centre[:, 1] > 0.5) & geo.inside).sum(axis=1) / n_in
     return geo, strips, np.stack([hid, gl], axis=1)
 
 
