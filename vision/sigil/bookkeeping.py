@@ -9,6 +9,11 @@ models' own probabilities, and takes them only when they are cheap, clearly bett
 other way of keeping the count, and no single element is overruled against strong evidence.
 Otherwise the models' readings stand as they are.
 
+A camera watching a game also sees cards in the middle of a turn: the rulebook's turn writes
+its number first, draws its line next and crosses out its candle at its end, so for a while the
+last number written has no crossed candle. That reading keeps the count too, at a price (the
+prior odds of catching a card between its write and its cross, ``settle``'s ``mid_turn``).
+
 Some familiars break the count (the Owl knocks over no candle once, the Rat writes a number a
 third time, the Toad's wild number fills no top box): the rule is off in
 ``SigilConfig.match_written_crossed`` for such games. With one of them and the rule on, a
@@ -89,7 +94,7 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
            digit_probs: Sequence[np.ndarray | None], circled: Sequence[bool | None],
            top: Sequence[TopBox | str | None], *, max_cost: float = 6.0,
            max_flip: float = 4.0, margin: float = 1.0, top_n: int = 6,
-           max_steps: int = 20000) -> Settled:
+           mid_turn: float = 1.7, max_steps: int = 20000) -> Settled:
     """Make the written numbers and the crossed candles agree, when that is cheap and clear.
 
     Parameters
@@ -116,6 +121,12 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
         How much cheaper (nats) the best agreeing reading must be than the next one.
     top_n : int
         How many of each box's most likely digits are considered (within ``max_flip``).
+    mid_turn : float
+        The cost (nats) of reading the card as caught between writing its last number (the
+        rightmost box read) and crossing out its candle. The default 1.7 is
+        ``log(0.85 / 0.15)``: a card watched through a game shows a number not crossed yet
+        about 15% of the time. So a last number plainly not crossed is left so, while a cross
+        the disc model half saw is still taken when that costs less than the price.
     max_steps : int
         A bound on the search (nodes visited); a card that needs more is left as read.
 
@@ -155,12 +166,10 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
     def agrees(need: Counter[int]) -> bool:
         return all(seen0[n] <= need[n] <= seen0[n] + hidden[n] for n in by_number)
 
-    # a card caught in the middle of a turn has its last number written and not yet crossed:
-    # the rightmost written box is then free of the count
-    last = max(written, default=-1)
-    if all(isinstance(top[k], TopBox) for k in written) and (
-            agrees(Counter(best[k] for k in written))
-            or agrees(Counter(best[k] for k in written if k != last))):
+    # (a card caught in the middle of a turn, its last number not crossed yet, keeps the count
+    # too, at mid_turn's price: weighed in the search below)
+    if all(isinstance(top[k], TopBox) for k in written) and \
+            agrees(Counter(best[k] for k in written)):
         return unchanged
 
     base = sum(_nll(probs[k][best[k] - 1]) for k in written) + \
@@ -186,14 +195,14 @@ def settle(numbers: Sequence[int], cross_prob: Sequence[float | None], cross_thr
             return
         if j == len(written):
             # the whole turn done, or the last one caught before its cross
-            for need in (count, count - Counter(combo[-1:])):
+            for price, need in ((0.0, count), (mid_turn, count - Counter(combo[-1:]))):
                 key = tuple(sorted(need.elements()))
                 if key not in candle_part:
                     candle_part[key] = _candles(need, by_number, hidden, cp, on0, max_flip)
                 part = candle_part[key]
                 if part is None:
                     continue
-                entry = (cost + part[0], part[1], tuple(combo), tuple(sorted(part[2])))
+                entry = (cost + price + part[0], part[1], tuple(combo), tuple(sorted(part[2])))
                 same = [f for f in found if f[2:] == entry[2:]]
                 if same and same[0][0] <= entry[0]:
                     continue

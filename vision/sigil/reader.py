@@ -176,6 +176,9 @@ class SigilConfig:
     match_top_n: int = 6
     match_line_min: float = 0.1
     match_line_max: float = 0.9
+    # a card may be caught between writing its last number and crossing out its candle; that
+    # reading costs match_mid_turn nats (bookkeeping.settle's mid_turn: the prior odds)
+    match_mid_turn: float = 1.7
 
 
 @dataclass(frozen=True)
@@ -1018,7 +1021,8 @@ def read_sigil(image: np.ndarray, layout: Any,
                          [None if "circle_prob" not in b else b["circle_prob"] >= cfg.circle_prob
                           for b in info],
                          boxes, max_cost=cfg.match_max_cost, max_flip=cfg.match_max_flip,
-                         margin=cfg.match_margin, top_n=cfg.match_top_n)
+                         margin=cfg.match_margin, top_n=cfg.match_top_n,
+                         mid_turn=cfg.match_mid_turn)
         if settled.note:
             crossed, boxes = list(settled.crossed), list(settled.top)
             notes = [*notes, settled.note]

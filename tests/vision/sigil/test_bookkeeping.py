@@ -28,12 +28,12 @@ def candles(**p: float) -> list[float | None]:
     return out
 
 
-def run(cross, boxes, top=None, circled=None):
+def run(cross, boxes, top=None, circled=None, **options):
     probs = [b for b in boxes] + [None] * (7 - len(boxes))
     if top is None:
         top = [TopBox(int(np.argmax(b)) + 1) if b is not None else None for b in probs]
     circled = (circled or [False] * len(boxes)) + [None] * (7 - len(boxes))
-    return settle(NUMBERS, cross, 0.5, probs, circled, top)
+    return settle(NUMBERS, cross, 0.5, probs, circled, top, **options)
 
 
 def test_agreeing_readings_are_left_alone() -> None:
@@ -139,6 +139,16 @@ def test_a_card_caught_before_its_last_cross_is_left_alone(cross) -> None:
     # the last number written (5), its candle not crossed yet: the middle of a turn
     r = run(cross, [digits(d3=0.97), digits(d5=0.96)])
     assert r.note == "" and r.crossed == (2,)
+
+
+def test_a_half_seen_last_cross_costs_less_than_the_middle_of_a_turn() -> None:
+    # candle 4 (a 5) at 0.45: crossing it costs 0.2 nats, the middle of a turn 1.7
+    boxes = [digits(d3=0.97), digits(d5=0.96)]
+    r = run(candles(c2=0.99, c4=0.45), boxes)
+    assert r.crossed == (2, 4) and "candle 4 crossed" in r.note
+    # were the middle of a turn free, a card could never have its last cross mended
+    r = run(candles(c2=0.99, c4=0.45), boxes, mid_turn=0.0)
+    assert r.crossed == (2,) and r.note == ""
 
 
 def test_the_last_box_is_free_of_the_count() -> None:
