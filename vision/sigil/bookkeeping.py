@@ -275,6 +275,7 @@ def settle_lines(strength: dict[tuple[int, int], float | None],
         lo, hi = written - 1, written
     else:
         return lines, ""
+    counts = f"{written} numbers written, {crossed} crossed"
     known = {p: float(v) for p, v in strength.items() if v is not None}
     if len(lines) == lo - 1 and len(known) == len(strength):
         rest = sorted(((v, p) for p, v in known.items() if p not in lines), reverse=True)
@@ -282,15 +283,14 @@ def settle_lines(strength: dict[tuple[int, int], float | None],
                 len(rest) < 2 or _logit(rest[0][0]) - _logit(rest[1][0]) >= margin):
             p = rest[0][1]
             return sorted([*lines, p]), (f"line {p[0]}-{p[1]} drawn (p {rest[0][0]:.2f}): "
-                                          f"{written} numbers written and crossed")
+                                          f"{counts}")
     elif len(lines) == hi + 1:
         have = sorted((known[p], p) for p in lines if p in known)
         if have and have[0][0] <= max_drop and (
                 len(have) < 2 or _logit(have[1][0]) - _logit(have[0][0]) >= margin):
             p = have[0][1]
             return [q for q in lines if q != p], (f"line {p[0]}-{p[1]} not drawn "
-                                                  f"(p {have[0][0]:.2f}): {written} numbers "
-                                                  "written and crossed")
+                                                  f"(p {have[0][0]:.2f}): {counts}")
     return lines, ""
 
 
