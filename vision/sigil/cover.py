@@ -40,5 +40,5 @@ class CoverModel:
         """Probabilities (h, w) that each cell of ``inputs`` (COVER_CHANNELS, h, w) is
         covered."""
         sess = onnx_session(self.path, "sigil cover model")
-        (logit,) = sess.run(None, {"cover_in": inputs[None].astype(np.float32)})
+        (logit,) = sess.run(None, {"cover_in": inputs[None].astype(np.float32, copy=False)})
         return 1.0 / (1.0 + np.exp(-logit[0, 0]))

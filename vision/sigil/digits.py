@@ -241,7 +241,7 @@ def _ring_width(ink: np.ndarray, el: tuple[float, float, float, float, float],
     rho = np.linspace(0, 1.2, 64, dtype=np.float32)
     mx = (cx + rho[None, :] * ex[:, None]).astype(np.float32)
     my = (cy + rho[None, :] * ey[:, None]).astype(np.float32)
-    on = cv2.remap(ink.astype(np.float32), mx, my, cv2.INTER_LINEAR,
+    on = cv2.remap(ink.astype(np.float32, copy=False), mx, my, cv2.INTER_LINEAR,
                    borderMode=cv2.BORDER_CONSTANT, borderValue=0) >= thr
     n = on.shape[1]
     j = np.arange(n)
@@ -325,7 +325,7 @@ def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
     top = percentile(ink, 99.8)
     if top <= 0.05:
         return None
-    norm = np.clip(ink / top, 0.0, 1.0).astype(np.float32)
+    norm = np.clip(ink / top, 0.0, 1.0).astype(np.float32, copy=False)
     mask = norm > level
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
     if n <= 1:
@@ -361,8 +361,8 @@ def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
 def circle_input(ink: np.ndarray) -> np.ndarray:
     """The crop as the circle head sees it: ``CIRCLE_IN`` square, scaled to its strong ink."""
     top = max(percentile(ink, 99.8), 0.05)
-    small = cv2.resize(np.clip(ink / top, 0, 1).astype(np.float32), (CIRCLE_IN, CIRCLE_IN),
-                       interpolation=cv2.INTER_AREA)
+    small = cv2.resize(np.clip(ink / top, 0, 1).astype(np.float32, copy=False),
+                       (CIRCLE_IN, CIRCLE_IN), interpolation=cv2.INTER_AREA)
     return small
 
 
@@ -382,8 +382,8 @@ class DigitModel:
             return np.zeros((0, 6), np.float32), np.zeros((0,), np.float32)
         sess = self._session()
         logits, circ = sess.run(None, {
-            "glyph": glyphs.reshape(-1, 1, GLYPH, GLYPH).astype(np.float32),
-            "crop": crops.reshape(-1, 1, CIRCLE_IN, CIRCLE_IN).astype(np.float32)})
+            "glyph": glyphs.reshape(-1, 1, GLYPH, GLYPH).astype(np.float32, copy=False),
+            "crop": crops.reshape(-1, 1, CIRCLE_IN, CIRCLE_IN).astype(np.float32, copy=False)})
         z = logits - logits.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)

@@ -777,24 +777,37 @@ def _crosses_by_model(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
 
 # ---------------------------------------------------------------------------- top boxes
 
-def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
+@lru_cache(maxsize=64)
+def _box_warp(box: tuple[float, ...], s: float) -> tuple[np.ndarray, int]:
+    """The affine map from rectified px to a top box's crop and its interpolation (made once
+    per box and resolution: every photo crops the same boxes several times)."""
     x0, y0, x1, y1 = box
     mx, my = (x1 - x0) * dg.MARGIN, (y1 - y0) * dg.MARGIN
     src = np.float32([[(x0 - mx) * s, (y0 - my) * s], [(x1 + mx) * s, (y0 - my) * s],
                       [(x1 + mx) * s, (y1 + my) * s]])
     dst = np.float32([[0, 0], [dg.CROP, 0], [dg.CROP, dg.CROP]])
     m = cv2.getAffineTransform(src, dst)
-    return cv2.warpAffine(arr, m, (dg.CROP, dg.CROP), flags=cv2.INTER_AREA
-                          if s * (x1 - x0) * (1 + 2 * dg.MARGIN) > dg.CROP else cv2.INTER_LINEAR,
+    m.flags.writeable = False
+    return m, (cv2.INTER_AREA if s * (x1 - x0) * (1 + 2 * dg.MARGIN) > dg.CROP
+               else cv2.INTER_LINEAR)
+
+
+def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
+    m, flags = _box_warp(tuple(box), s)
+    return cv2.warpAffine(arr, m, (dg.CROP, dg.CROP), flags=flags,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
 
 
-def _box_print(rect: np.ndarray, box: Sequence[float], s: float) -> float:
+def _box_print(rect: np.ndarray, box: Sequence[float], s: float,
+               grey: np.ndarray | None = None) -> float:
     """Contrast of a top box's printed outline in the photo, on its faintest side: per side,
     ``1 - dark / paper`` of the darkest colour channel in a strip across the printed edge
     (``dark`` its 5th percentile, ``paper`` its 90th). Glare washes print and pen out alike, so
-    a box whose outline prints about as dark as the card's artwork is not washed out."""
-    g = _box_crop(rect.min(axis=2).astype(np.float32), box, s)
+    a box whose outline prints about as dark as the card's artwork is not washed out.
+    ``grey``: that channel as float32, when already made (several boxes of one photo)."""
+    if grey is None:
+        grey = rect.min(axis=2).astype(np.float32)
+    g = _box_crop(grey, box, s)
     e = round(dg.CROP * dg.MARGIN / (1 + 2 * dg.MARGIN))
     lo, hi = max(e - 4, 0), e + 5
     a, b = e, dg.CROP - e
@@ -813,12 +826,13 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     # the maps down to just below the lowest box crop (the crops sample nothing further down)
     rows = min(maps.ink.shape[0], 2 + int(np.ceil(s * max(
         y1 + (y1 - y0) * dg.MARGIN for _, y0, _, y1 in geom.top_boxes))))
-    v = np.clip(maps.relative_ink[:rows], 0, 1.5).astype(np.float32)
+    v = np.clip(maps.relative_ink[:rows], 0, 1.5).astype(np.float32, copy=False)
     blocked = (maps.hidden[:rows] | maps.glare[:rows]).astype(np.float32)
     hidden = maps.hidden[:rows].astype(np.float32)
     results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
     crops, todo = [], []
+    grey = None  # the darkest channel of the rows above, for _box_print (made when needed)
     inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
     a, b = int(dg.CROP * inner) + cfg.box_inset_px, int(dg.CROP * (1 - inner)) - cfg.box_inset_px
     fa = int(dg.CROP * inner) + cfg.box_faint_inset_px
@@ -850,7 +864,9 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             if gl > 0.3:
                 # the glare map also fires where a shadow darkens the rest of the card: it is
                 # washed out only if the box's printed outline is faint too
-                pr = _box_print(maps.rectified[:rows], box, s)
+                if grey is None:
+                    grey = maps.rectified[:rows].min(axis=2).astype(np.float32)
+                pr = _box_print(maps.rectified[:rows], box, s, grey)
                 rec["print"] = round(pr / maps.level, 3)
                 washed = rec["print"] < cfg.box_glare_print
             results.append("unknown" if washed else None)
