@@ -31,9 +31,9 @@ printed; a homography maps card mm to image px: ``[u, v, w]^T = H [x_mm, y_mm, 1
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, wraps
 from typing import Any
 
 import cv2
@@ -180,23 +180,42 @@ def _marker_homography(seen: Mapping[int, np.ndarray], geom: CardGeometry) -> np
     return h
 
 
+# what is made from a blank card (or from something made from one) once, keyed by the object's
+# identity: the cache keeps the object alive, so its id is not reused while the entry stands
+_REF_CACHE: dict[Any, tuple[Any, Any]] = {}
+
+
+def _per_object(key: Callable[..., tuple[Any, ...]]) -> Callable[[Any], Any]:
+    """Cache a function of ``(obj, *args)`` in ``_REF_CACHE`` per ``obj`` (by identity) and
+    ``key(obj, *args)``; the cache is emptied when it passes 512 entries."""
+    def wrap(fn: Any) -> Any:
+        @wraps(fn)
+        def cached(obj: Any, *args: Any) -> Any:
+            k = (fn.__name__, id(obj), *key(obj, *args))
+            hit = _REF_CACHE.get(k)
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+            out = fn(obj, *args)
+            if len(_REF_CACHE) > 512:
+                _REF_CACHE.clear()
+            _REF_CACHE[k] = (obj, out)
+            return out
+        return cached
+    return wrap
+
+
+@_per_object(lambda ref, geom: (geom.name, geom.marker_dictionary,
+                                tuple(m.id for m in geom.markers)))
 def shows_markers(ref: np.ndarray, geom: CardGeometry) -> bool:
     """Whether a blank card (a reference: grey float32, light-normalised, the bare card about
     1, the whole card at any resolution) carries any of the layout's markers: a printed
     design has none, so a card read against such blank cards alone is not searched for
     them. Cached by the array's identity."""
-    key = ("markers", id(ref), geom.name, geom.marker_dictionary,
-           tuple(m.id for m in geom.markers))
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        return bool(hit[1])
-    found = False
-    if geom.markers:
-        grey = np.clip(np.asarray(ref, np.float32) * 255.0, 0, 255).astype(np.uint8)
-        found = bool(set(detect_markers(grey, geom.marker_dictionary))
-                     & {m.id for m in geom.markers})
-    _REF_CACHE[key] = (ref, np.bool_(found))  # type: ignore[assignment]
-    return found
+    if not geom.markers:
+        return False
+    grey = np.clip(np.asarray(ref, np.float32) * 255.0, 0, 255).astype(np.uint8)
+    return bool(set(detect_markers(grey, geom.marker_dictionary))
+                & {m.id for m in geom.markers})
 
 
 def marker_ids_of(layouts: Iterable[Any]) -> dict[int, str]:
@@ -906,24 +925,13 @@ def _zero_mean(g: np.ndarray) -> np.ndarray:
     return g / max(float(np.sqrt((g * g).sum())), 1e-6)
 
 
-_REF_CACHE: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
-
-
+@_per_object(lambda ref, geom, s, zero_mean: (geom.size_mm, s, zero_mean))
 def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> np.ndarray:
     """A reference (grey, light-normalised, whole card) resized to ``s`` px/mm, cached by the
     array's identity (kept alive in the cache)."""
-    key = (id(ref), geom.size_mm, s, zero_mean)
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]
     size = (round(geom.width * s), round(geom.height * s))
     out = cv2.resize(ref, size, interpolation=cv2.INTER_AREA)
-    if zero_mean:
-        out = _zero_mean(out)
-    if len(_REF_CACHE) > 512:
-        _REF_CACHE.clear()
-    _REF_CACHE[key] = (ref, out)
-    return out
+    return _zero_mean(out) if zero_mean else out
 
 
 # ------------------------------------------------------------------------------ finding
@@ -1243,16 +1251,14 @@ class _Patches:
     half: int                    # patch half size, px
 
 
+@_per_object(lambda ref, geom, s, patch_mm, cell_mm, most: (geom.size_mm, s, patch_mm, cell_mm,
+                                                            most))
 def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
              cell_mm: float, most: int) -> _Patches:
     """The reference's most textured patch in each ``cell_mm`` cell of a grid over the card
     (two-dimensional texture: the smaller eigenvalue of the structure tensor, so that a
     straight edge, which only fixes one direction, is not chosen), the ``most`` best of them.
     Cached per reference."""
-    key = ("patches", id(ref), geom.size_mm, s, patch_mm, cell_mm, most)
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]  # type: ignore[return-value]
     r = _ref_at(ref, geom, s, False)
     half = max(3, round(patch_mm * s / 2))
     gx = cv2.Sobel(r, cv2.CV_32F, 1, 0)
@@ -1279,10 +1285,8 @@ def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
         sc = np.array(scores)
         keep[np.argsort(-sc)[:most]] = True
         keep &= sc > 0.25 * np.percentile(sc, 90)
-    out = _Patches(np.array(centres, np.float64)[keep].reshape(-1, 2),
-                   [im for im, k2 in zip(images, keep, strict=True) if k2], half)
-    _REF_CACHE[key] = (ref, out)  # type: ignore[assignment]
-    return out
+    return _Patches(np.array(centres, np.float64)[keep].reshape(-1, 2),
+                    [im for im, k2 in zip(images, keep, strict=True) if k2], half)
 
 
 def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
@@ -1303,16 +1307,13 @@ def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: Car
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
 
+@_per_object(lambda pt, s, pad, rad, shape: (s, pad, rad, shape))
 def _windows(pt: _Patches, s: float, pad: float, rad: int, shape: tuple[int, ...],
              ) -> list[tuple[Any, Any, np.ndarray, int, int, tuple[slice, slice]]]:
     """Where :func:`refine_by_patches` searches each patch in a rectified photo of ``shape``
     (``pad`` px around the card, ``rad`` px of reach): ``(cx, cy, template, x, y, window)``
     per patch whose window lies wholly inside, ``(x, y)`` the patch's centre px and
     ``window`` the slices of its search window. Cached per patches."""
-    key = ("windows", id(pt), s, pad, rad, shape)
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is pt:
-        return hit[1]  # type: ignore[return-value]
     blank = np.empty(shape[:2], np.uint8)
     out = []
     for (cx, cy), tpl in zip(pt.centres, pt.images, strict=True):
@@ -1321,7 +1322,6 @@ def _windows(pt: _Patches, s: float, pad: float, rad: int, shape: tuple[int, ...
               slice(x - pt.half - rad, x + pt.half + rad + 1))
         if blank[at].shape == (tpl.shape[0] + 2 * rad, tpl.shape[1] + 2 * rad):
             out.append((cx, cy, tpl, x, y, at))
-    _REF_CACHE[key] = (pt, out)  # type: ignore[assignment]
     return out
 
 
@@ -1397,16 +1397,13 @@ def _refine(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry, ref: 
     return out
 
 
+@_per_object(lambda ref, geom, s: (geom.size_mm, tuple(geom.candles), s))
 def _candle_boxes(ref: np.ndarray, geom: CardGeometry, s: float,
                   ) -> list[tuple[int, slice, slice, np.ndarray, np.floating]]:
     """Per candle of the layout inside the card: its index, the rows and columns of its disc
     (and 1 mm around) at ``s`` px/mm, and the reference there minus its mean with that
     difference's sum of squares (the reference's half of :func:`candle_scores`). Cached per
     reference."""
-    key = ("candles", id(ref), geom.size_mm, tuple(geom.candles), s)
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]  # type: ignore[return-value]
     r = _ref_at(ref, geom, s, False)
     out = []
     for k, c in enumerate(geom.candles):
@@ -1417,7 +1414,6 @@ def _candle_boxes(ref: np.ndarray, geom: CardGeometry, s: float,
             continue
         b = r[y0:y1, x0:x1] - r[y0:y1, x0:x1].mean()
         out.append((k, slice(y0, y1), slice(x0, x1), b, (b * b).sum()))
-    _REF_CACHE[key] = (ref, out)  # type: ignore[assignment]
     return out
 
 
