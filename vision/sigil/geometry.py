@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from companion.errors import BadInput
+from vision.cache import per_object
 
 __all__ = ["Candle", "CardGeometry", "MarkerSpec", "card_corners_mm", "card_geometry",
            "photo_px_per_mm", "project", "segment_distance"]
@@ -205,9 +206,6 @@ def _point(value: Any) -> tuple[float, float]:
     return float(x), float(y)
 
 
-_GEOMS: dict[int, tuple[Any, CardGeometry]] = {}
-
-
 def card_geometry(layout: Any) -> CardGeometry:
     """Return the geometry of a layout given as a mapping, an object, or a :class:`CardGeometry`.
 
@@ -233,15 +231,14 @@ def card_geometry(layout: Any) -> CardGeometry:
     """
     if isinstance(layout, CardGeometry):
         return layout
-    hit = _GEOMS.get(id(layout))
-    if hit is not None and hit[0] is layout:
-        return hit[1]
-    geom = _card_geometry(layout)
-    if not isinstance(layout, Mapping):
-        if len(_GEOMS) > 64:
-            _GEOMS.clear()
-        _GEOMS[id(layout)] = (layout, geom)
-    return geom
+    if isinstance(layout, Mapping):
+        return _card_geometry(layout)
+    return _object_geometry(layout)
+
+
+@per_object(size=64)
+def _object_geometry(layout: Any) -> CardGeometry:
+    return _card_geometry(layout)
 
 
 def _card_geometry(layout: Any) -> CardGeometry:

@@ -25,6 +25,7 @@ from functools import cached_property
 import cv2
 import numpy as np
 
+from vision.cache import per_object
 from vision.sigil.bands import stack_maps
 from vision.sigil.geometry import CardGeometry
 
@@ -179,25 +180,12 @@ def prepare_reference(reference: np.ndarray | None, geom: CardGeometry,
     return Reference(floor, grey, paper_small / np.maximum(med, 1.0), dark, own)
 
 
-_FLOORS: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
-
-
+@per_object(size=32)
 def _floor(ref: Reference, radius: int) -> np.ndarray:
     """The reference darkened around its strokes by ``radius`` px (a min filter): a stroke
     blurred or shifted by that much in the photo leaves no ink behind."""
-    key = (id(ref), radius)
-    hit = _FLOORS.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]
-    if len(_FLOORS) > 32:
-        _FLOORS.clear()
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
-    out = cv2.erode(ref.floor, k) if radius > 0 else ref.floor
-    _FLOORS[key] = (ref, out)
-    return out
-
-
-_BLURRED: dict[tuple[int, float, int], tuple[Reference, np.ndarray]] = {}
+    return cv2.erode(ref.floor, k) if radius > 0 else ref.floor
 
 
 def _erfinv(y: float) -> float:
@@ -214,39 +202,22 @@ def _erfinv(y: float) -> float:
     return max((lo + hi) / 2, 1e-3)
 
 
+@per_object(size=32)
 def _blurred_floor(ref: Reference, sigma: float, radius: int) -> np.ndarray:
     """The lower of :func:`_floor` and the reference blurred by ``sigma`` then darkened the
     same way, cached per reference (a blurred photo's floor; the minimum made once, not at
     every photo)."""
-    key = (id(ref), sigma, radius)
-    hit = _BLURRED.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]
-    if len(_BLURRED) > 32:
-        _BLURRED.clear()
     out = cv2.GaussianBlur(ref.floor, (0, 0), sigma)
     if radius > 0:
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
         out = cv2.erode(out, k)
-    out = np.minimum(_floor(ref, radius), out)
-    _BLURRED[key] = (ref, out)
-    return out
+    return np.minimum(_floor(ref, radius), out)
 
 
-_BLIND: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
-
-
+@per_object(size=32)
 def _blind(ref: Reference, radius: int) -> np.ndarray:
     """Where the (spread) printed artwork is too dark to measure ink on."""
-    key = (id(ref), radius)
-    hit = _BLIND.get(key)
-    if hit is not None and hit[0] is ref:
-        return hit[1]
-    if len(_BLIND) > 32:
-        _BLIND.clear()
-    out = _min3(_floor(ref, radius)) < 0.5
-    _BLIND[key] = (ref, out)
-    return out
+    return _min3(_floor(ref, radius)) < 0.5
 
 
 def _block_min(a: np.ndarray, f: int, h: int, w: int) -> np.ndarray:
@@ -255,22 +226,12 @@ def _block_min(a: np.ndarray, f: int, h: int, w: int) -> np.ndarray:
                      borderType=cv2.BORDER_REPLICATE)[0:h * f:f, 0:w * f:f]
 
 
-_REF_COVER: dict[tuple[int, int], tuple[Reference, np.ndarray]] = {}
-
-
+@per_object(size=32)
 def _ref_cover(ref: Reference, f: int, h: int, w: int) -> np.ndarray:
     """The blank card's channels of :func:`cover_input`, (h, w, 4), cached per reference."""
-    key = (id(ref), f)
-    hit = _REF_COVER.get(key)
-    if hit is not None and hit[0] is ref and hit[1].shape[:2] == (h, w):
-        return hit[1]
-    if len(_REF_COVER) > 32:
-        _REF_COVER.clear()
-    out = np.concatenate([
+    return np.concatenate([
         cv2.resize(ref.floor[:h * f, :w * f], (w, h), interpolation=cv2.INTER_AREA),
         _block_min(ref.grey, f, h, w)[..., None]], axis=2).astype(np.float32)
-    _REF_COVER[key] = (ref, out)
-    return out
 
 
 def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,

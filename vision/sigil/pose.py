@@ -31,15 +31,16 @@ printed; a homography maps card mm to image px: ``[u, v, w]^T = H [x_mm, y_mm, 1
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, wraps
+from functools import cached_property, lru_cache
 from typing import Any
 
 import cv2
 import numpy as np
 
 from companion.errors import BadInput
+from vision.cache import per_object
 from vision.imageio import as_bgr
 from vision.sigil.geometry import (
     CardGeometry,
@@ -180,32 +181,10 @@ def _marker_homography(seen: Mapping[int, np.ndarray], geom: CardGeometry) -> np
     return h
 
 
-# what is made from a blank card (or from something made from one) once, keyed by the object's
-# identity: the cache keeps the object alive, so its id is not reused while the entry stands
-_REF_CACHE: dict[Any, tuple[Any, Any]] = {}
-
-
-def _per_object(key: Callable[..., tuple[Any, ...]]) -> Callable[[Any], Any]:
-    """Cache a function of ``(obj, *args)`` in ``_REF_CACHE`` per ``obj`` (by identity) and
-    ``key(obj, *args)``; the cache is emptied when it passes 512 entries."""
-    def wrap(fn: Any) -> Any:
-        @wraps(fn)
-        def cached(obj: Any, *args: Any) -> Any:
-            k = (fn.__name__, id(obj), *key(obj, *args))
-            hit = _REF_CACHE.get(k)
-            if hit is not None and hit[0] is obj:
-                return hit[1]
-            out = fn(obj, *args)
-            if len(_REF_CACHE) > 512:
-                _REF_CACHE.clear()
-            _REF_CACHE[k] = (obj, out)
-            return out
-        return cached
-    return wrap
-
-
-@_per_object(lambda ref, geom: (geom.name, geom.marker_dictionary,
-                                tuple(m.id for m in geom.markers)))
+# what is made from a blank card (or from something made from one) once, per object (by
+# identity); 512 entries, as the scale varies from photo to photo
+@per_object(size=512, key=lambda ref, geom: (geom.name, geom.marker_dictionary,
+                                          tuple(m.id for m in geom.markers)))
 def shows_markers(ref: np.ndarray, geom: CardGeometry) -> bool:
     """Whether a blank card (a reference: grey float32, light-normalised, the bare card about
     1, the whole card at any resolution) carries any of the layout's markers: a printed
@@ -925,7 +904,7 @@ def _zero_mean(g: np.ndarray) -> np.ndarray:
     return g / max(float(np.sqrt((g * g).sum())), 1e-6)
 
 
-@_per_object(lambda ref, geom, s, zero_mean: (geom.size_mm, s, zero_mean))
+@per_object(size=512, key=lambda ref, geom, s, zero_mean: (geom.size_mm, s, zero_mean))
 def _ref_at(ref: np.ndarray, geom: CardGeometry, s: float, zero_mean: bool) -> np.ndarray:
     """A reference (grey, light-normalised, whole card) resized to ``s`` px/mm, cached by the
     array's identity (kept alive in the cache)."""
@@ -1251,8 +1230,8 @@ class _Patches:
     half: int                    # patch half size, px
 
 
-@_per_object(lambda ref, geom, s, patch_mm, cell_mm, most: (geom.size_mm, s, patch_mm, cell_mm,
-                                                            most))
+@per_object(size=512, key=lambda ref, geom, s, patch_mm, cell_mm, most:
+            (geom.size_mm, s, patch_mm, cell_mm, most))
 def _patches(ref: np.ndarray, geom: CardGeometry, s: float, patch_mm: float,
              cell_mm: float, most: int) -> _Patches:
     """The reference's most textured patch in each ``cell_mm`` cell of a grid over the card
@@ -1307,7 +1286,7 @@ def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: Car
     return cv2.min(cv2.min(b, g), r).astype(np.float32)
 
 
-@_per_object(lambda pt, s, pad, rad, shape: (s, pad, rad, shape))
+@per_object(size=512, key=lambda pt, s, pad, rad, shape: (s, pad, rad, shape))
 def _windows(pt: _Patches, s: float, pad: float, rad: int, shape: tuple[int, ...],
              ) -> list[tuple[Any, Any, np.ndarray, int, int, tuple[slice, slice]]]:
     """Where :func:`refine_by_patches` searches each patch in a rectified photo of ``shape``
@@ -1397,7 +1376,7 @@ def _refine(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry, ref: 
     return out
 
 
-@_per_object(lambda ref, geom, s: (geom.size_mm, tuple(geom.candles), s))
+@per_object(size=512, key=lambda ref, geom, s: (geom.size_mm, tuple(geom.candles), s))
 def _candle_boxes(ref: np.ndarray, geom: CardGeometry, s: float,
                   ) -> list[tuple[int, slice, slice, np.ndarray, np.floating]]:
     """Per candle of the layout inside the card: its index, the rows and columns of its disc

@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from companion.errors import BadInput
+from vision.cache import per_object
 from vision.imageio import as_bgr
 from vision.readings import N_TOP_BOXES, SigilState, TopBox
 from vision.sigil import digits as dg
@@ -891,22 +892,14 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
 
 # ---------------------------------------------------------------------------- the reader
 
-_REF_CACHE: dict[Any, Any] = {}
 NO_REFERENCE = "no blank-card reference: the layout's printed elements are masked instead"
 
 
+@per_object(size=64)
 def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Reference:
     """The prepared reference, cached by the array's identity (kept alive in the cache)."""
-    key = (id(reference), geom, s)
-    hit = _REF_CACHE.get(key)
-    if hit is not None and hit[0] is reference:
-        return hit[1]
-    ref = prepare_reference(None if reference is None else as_bgr(reference, name="reference"),
-                            geom, s)
-    if len(_REF_CACHE) > 64:
-        _REF_CACHE.clear()
-    _REF_CACHE[key] = (reference, ref)
-    return ref
+    return prepare_reference(None if reference is None else as_bgr(reference, name="reference"),
+                             geom, s)
 
 
 def _prepare(image: np.ndarray, layout: Any,
