@@ -37,6 +37,26 @@ def machine_app(tmp_path):
     app.extensions["doom"].close()
 
 
+@pytest.fixture
+def served_app(tmp_path):
+    """The app as `run` makes it (camera loop on, no source), served by the real WSGI server."""
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
+                     hub=Hub(Store(tmp_path / "m.sqlite")))
+    with serve(app) as served:
+        yield app, served
+    app.extensions["doom"].close()
+
+
+def start_by_clicks(page, url: str, parts: list[str]) -> None:
+    """Open the machine page, name the three cards turned over and start the game."""
+    page.goto(url + "/machine", wait_until="domcontentloaded")
+    page.wait_for_selector(f"select[data-revealed='{len(parts) - 1}'] "
+                           f"option[value='{parts[-1]}']", state="attached")
+    for k, part in enumerate(parts):
+        page.select_option(f"select[data-revealed='{k}']", part)
+    page.click("#start-machine")
+
+
 def test_a_machine_round_through_the_api(machine_app):
     c = machine_app.test_client()
     res = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 5}})
@@ -97,57 +117,55 @@ def test_roll_for_me_stores_the_values(machine_app):
 
 
 @pytest.mark.browser
-def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(tmp_path, page):
-    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
-                     hub=Hub(Store(tmp_path / "m.sqlite")))
-    with serve(app) as served:
-        page.goto(served.url + "/machine", wait_until="domcontentloaded")
-        shot(page, "machine-setup")
-        page.fill("#setup-seed", "5")
-        page.click("#start-machine")
-        page.wait_for_selector("#roll-manual")
-        state = page.evaluate("fetch('/api/games/current/machine').then(r => r.json())")
-        state = state["current"]["state"]
-        part = state["row"][0]
-        faces = faces_for(part["condition"])
-        values = faces + [6] * (len(state["to_roll"]) - len(faces))
-        for die, value in zip(state["to_roll"], values, strict=True):
-            page.select_option(f"select[data-roll='{die}']", str(value))
-        page.click("#roll-manual")
-        page.wait_for_selector(".hand button.die")
-        # correction: die 4 was misread, it shows a 5 (two clicks in the log)
-        page.click("#events li[data-event] button[data-fix='4']")
-        page.click(".picker button[data-value='5']")
-        page.wait_for_selector(".hand button.die[data-die='4']:text('5')")
-        assert page.locator("#events li.amended").count() == 1
-        # allocation: the dice that meet the first part's condition, then the part
-        for die in range(len(faces)):
-            page.click(f".hand button.die[data-die='{die}']")
-        page.click(f".part[data-part='{part['part']}']")
-        card = f".part[data-part='{part['part']}']"
-        if part["hp"] > 1:
-            page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp'] - 1}')")
-        else:
-            page.wait_for_selector(card, state="detached")
-        # undo the attack, then redo it
-        page.click("#undo")
-        page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp']}')")
-        page.click("#redo")
-        page.wait_for_selector("#end-turn")
-        shot(page, "machine-turn")
-        page.click("#end-turn")
-        page.wait_for_selector("#step")
-        for _ in range(40):   # the machine phase, one step per click
-            if not page.locator("#step").count():
-                break
-            before = page.locator("#events li").count()
-            page.click("#step")
-            page.wait_for_function("n => document.querySelectorAll('#events li').length > n",
-                                   arg=before)
-        page.wait_for_selector("#roll-manual, #verdict")
-        assert page.locator("#machine-log li").count() >= 3
-        shot(page, "machine-after-round")
-        assert page.errors == []
+def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(served_app, page):
+    _app, served = served_app
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    shot(page, "machine-setup")
+    page.fill("#setup-seed", "5")
+    page.click("#start-machine")
+    page.wait_for_selector("#roll-manual")
+    state = page.evaluate("fetch('/api/games/current/machine').then(r => r.json())")
+    state = state["current"]["state"]
+    part = state["row"][0]
+    faces = faces_for(part["condition"])
+    values = faces + [6] * (len(state["to_roll"]) - len(faces))
+    for die, value in zip(state["to_roll"], values, strict=True):
+        page.select_option(f"select[data-roll='{die}']", str(value))
+    page.click("#roll-manual")
+    page.wait_for_selector(".hand button.die")
+    # correction: die 4 was misread, it shows a 5 (two clicks in the log)
+    page.click("#events li[data-event] button[data-fix='4']")
+    page.click(".picker button[data-value='5']")
+    page.wait_for_selector(".hand button.die[data-die='4']:text('5')")
+    assert page.locator("#events li.amended").count() == 1
+    # allocation: the dice that meet the first part's condition, then the part
+    for die in range(len(faces)):
+        page.click(f".hand button.die[data-die='{die}']")
+    page.click(f".part[data-part='{part['part']}']")
+    card = f".part[data-part='{part['part']}']"
+    if part["hp"] > 1:
+        page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp'] - 1}')")
+    else:
+        page.wait_for_selector(card, state="detached")
+    # undo the attack, then redo it
+    page.click("#undo")
+    page.wait_for_selector(f"{card} .part-hp .die:text('{part['hp']}')")
+    page.click("#redo")
+    page.wait_for_selector("#end-turn")
+    shot(page, "machine-turn")
+    page.click("#end-turn")
+    page.wait_for_selector("#step")
+    for _ in range(40):   # the machine phase, one step per click
+        if not page.locator("#step").count():
+            break
+        before = page.locator("#events li").count()
+        page.click("#step")
+        page.wait_for_function("n => document.querySelectorAll('#events li').length > n",
+                               arg=before)
+    page.wait_for_selector("#roll-manual, #verdict")
+    assert page.locator("#machine-log li").count() >= 3
+    shot(page, "machine-after-round")
+    assert page.errors == []
 
 
 # -- the part cards turned over at the table ---------------------------------------------
@@ -239,47 +257,40 @@ def test_the_catalogue_lists_every_part_card(machine_app):
 
 
 @pytest.mark.browser
-def test_the_cards_turned_over_are_named_by_clicks(tmp_path, page):
-    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
-                     hub=Hub(Store(tmp_path / "m.sqlite")))
-    with serve(app) as served:
-        page.goto(served.url + "/machine", wait_until="domcontentloaded")
-        page.wait_for_selector("select[data-revealed='2'] option[value='mind-lance']",
-                               state="attached")
-        for k, part in enumerate(["power-ram", "chain-lash", "mind-lance"]):
-            page.select_option(f"select[data-revealed='{k}']", part)
-        page.click("#start-machine")
-        page.wait_for_selector("#roll-manual")
-        row = page.locator("#row .part").evaluate_all("els => els.map(e => e.dataset.part)")
-        assert row == ["power-ram", "chain-lash", "mind-lance"]
-        # sixes on the shield, end the phase, run the cycles: the draw waits for its card
-        for die in range(5):
-            page.select_option(f"select[data-roll='{die}']", "6")
-        page.click("#roll-manual")
-        for die in range(4):
-            page.click(f".hand button.die[data-die='{die}']")
-            page.click("#slot-shield")
-            page.wait_for_selector(f".small-row .die[data-die='{die}']")
-        page.click("#end-turn")
-        page.click("#run-phase")
-        page.wait_for_selector("#name-part")
-        # a card already in play is refused with the reason, by the engine
-        page.click("#name-part")
-        names = page.locator(".picker button").all_inner_texts()
-        assert "Power Ram" not in names and "Doom Core" not in names
-        shot(page, "machine-name-part")
-        choice = names[0]
-        page.click(f".picker button:text-is('{choice}')")
-        page.wait_for_selector("#roll-manual")
-        assert page.locator("#row .part .part-name").first.inner_text() == choice
-        assert f"{choice} drawn" in page.locator("#events").inner_text()
-        # named wrongly: two clicks in the log put the right card in its place
-        page.click("#events button[data-fix-grow]")
-        page.click(".picker button:text-is('Rage Engine')")
-        page.wait_for_selector("#events li.amended")
-        assert page.locator("#row .part .part-name").first.inner_text() == "Rage Engine"
-        shot(page, "machine-named")
-        assert page.errors == []
+def test_the_cards_turned_over_are_named_by_clicks(served_app, page):
+    _app, served = served_app
+    start_by_clicks(page, served.url, ["power-ram", "chain-lash", "mind-lance"])
+    page.wait_for_selector("#roll-manual")
+    row = page.locator("#row .part").evaluate_all("els => els.map(e => e.dataset.part)")
+    assert row == ["power-ram", "chain-lash", "mind-lance"]
+    # sixes on the shield, end the phase, run the cycles: the draw waits for its card
+    for die in range(5):
+        page.select_option(f"select[data-roll='{die}']", "6")
+    page.click("#roll-manual")
+    for die in range(4):
+        page.click(f".hand button.die[data-die='{die}']")
+        page.click("#slot-shield")
+        page.wait_for_selector(f".small-row .die[data-die='{die}']")
+    page.click("#end-turn")
+    page.click("#run-phase")
+    page.wait_for_selector("#name-part")
+    # a card already in play is refused with the reason, by the engine
+    page.click("#name-part")
+    names = page.locator(".picker button").all_inner_texts()
+    assert "Power Ram" not in names and "Doom Core" not in names
+    shot(page, "machine-name-part")
+    choice = names[0]
+    page.click(f".picker button:text-is('{choice}')")
+    page.wait_for_selector("#roll-manual")
+    assert page.locator("#row .part .part-name").first.inner_text() == choice
+    assert f"{choice} drawn" in page.locator("#events").inner_text()
+    # named wrongly: two clicks in the log put the right card in its place
+    page.click("#events button[data-fix-grow]")
+    page.click(".picker button:text-is('Rage Engine')")
+    page.wait_for_selector("#events li.amended")
+    assert page.locator("#row .part .part-name").first.inner_text() == "Rage Engine"
+    shot(page, "machine-named")
+    assert page.errors == []
 
 
 # "Lock — Choose one of your dice and set it aside. It does not get rolled or placed on your
@@ -307,31 +318,24 @@ def test_the_player_chooses_the_die_a_lock_icon_sets_aside(machine_app):
 
 
 @pytest.mark.browser
-def test_the_die_a_lock_sets_aside_is_chosen_and_corrected_by_clicks(tmp_path, page):
-    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
-                     hub=Hub(Store(tmp_path / "m.sqlite")))
-    with serve(app) as served:
-        page.goto(served.url + "/machine", wait_until="domcontentloaded")
-        page.wait_for_selector("select[data-revealed='0'] option[value='grasping-claw']",
-                               state="attached")
-        for k, part in enumerate(["grasping-claw", "power-ram", "mind-lance"]):
-            page.select_option(f"select[data-revealed='{k}']", part)
-        page.click("#start-machine")
-        for die in range(5):
-            page.select_option(f"select[data-roll='{die}']", "6")
-        page.click("#roll-manual")
-        page.click("#end-turn")
-        page.wait_for_selector("#step:has-text('choose the die to lock')")
-        assert page.locator("#run-phase").count() == 0
-        page.click("#step")
-        page.click(".picker button[data-value='3']")
-        page.wait_for_selector(".small-row .die.locked[data-die='3']")
-        shot(page, "machine-lock")
-        page.click("#events button[data-fix-lock]")          # it was die 1, in fact
-        page.click(".picker button[data-value='1']")
-        page.wait_for_selector(".small-row .die.locked[data-die='1']")
-        assert page.locator(".small-row .die.locked").count() == 1
-        assert page.errors == []
+def test_the_die_a_lock_sets_aside_is_chosen_and_corrected_by_clicks(served_app, page):
+    _app, served = served_app
+    start_by_clicks(page, served.url, ["grasping-claw", "power-ram", "mind-lance"])
+    for die in range(5):
+        page.select_option(f"select[data-roll='{die}']", "6")
+    page.click("#roll-manual")
+    page.click("#end-turn")
+    page.wait_for_selector("#step:has-text('choose the die to lock')")
+    assert page.locator("#run-phase").count() == 0
+    page.click("#step")
+    page.click(".picker button[data-value='3']")
+    page.wait_for_selector(".small-row .die.locked[data-die='3']")
+    shot(page, "machine-lock")
+    page.click("#events button[data-fix-lock]")          # it was die 1, in fact
+    page.click(".picker button[data-value='1']")
+    page.wait_for_selector(".small-row .die.locked[data-die='1']")
+    assert page.locator(".small-row .die.locked").count() == 1
+    assert page.errors == []
 
 
 # A gear cycles its neighbours: a neighbour landing on its lock icon asks for the die too.
@@ -388,23 +392,21 @@ def test_lock_choices_are_empty_when_no_lock_fires(machine_app):
 
 
 @pytest.mark.browser
-def test_a_lock_through_a_gear_is_chosen_by_clicks(tmp_path, page):
-    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source="none"),
-                     hub=Hub(Store(tmp_path / "m.sqlite")))
-    with serve(app) as served:
-        c = app.test_client()
-        gid = start(c, GEAR_LOCK).json["game"]["id"]
-        to_the_gear_lock(c, gid)
-        page.goto(served.url + "/machine", wait_until="domcontentloaded")
-        page.wait_for_selector("#step:has-text('choose the die to lock')")
-        assert "Gear Grinder" in page.locator("#step").inner_text()
-        assert page.locator("#run-phase").count() == 0
-        page.click("#step")
-        page.wait_for_selector(".picker button[data-value='2']")
-        shot(page, "machine-gear-lock")
-        page.click(".picker button[data-value='2']")
-        page.wait_for_selector(".small-row .die.locked[data-die='2']")
-        page.click("#events button[data-fix-lock]")
-        page.click(".picker button[data-value='0']")
-        page.wait_for_selector(".small-row .die.locked[data-die='0']")
-        assert page.errors == []
+def test_a_lock_through_a_gear_is_chosen_by_clicks(served_app, page):
+    app, served = served_app
+    c = app.test_client()
+    gid = start(c, GEAR_LOCK).json["game"]["id"]
+    to_the_gear_lock(c, gid)
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    page.wait_for_selector("#step:has-text('choose the die to lock')")
+    assert "Gear Grinder" in page.locator("#step").inner_text()
+    assert page.locator("#run-phase").count() == 0
+    page.click("#step")
+    page.wait_for_selector(".picker button[data-value='2']")
+    shot(page, "machine-gear-lock")
+    page.click(".picker button[data-value='2']")
+    page.wait_for_selector(".small-row .die.locked[data-die='2']")
+    page.click("#events button[data-fix-lock]")
+    page.click(".picker button[data-value='0']")
+    page.wait_for_selector(".small-row .die.locked[data-die='0']")
+    assert page.errors == []
