@@ -54,13 +54,20 @@ def score_card(truth: SigilState, reading: SigilState | None,
     true_lines = set(truth.lines)
     read_lines = set(reading.lines) if reading is not None else set()
     ghosts = {tuple(sorted(g)) for g in ghost_lines}
-    for a, b in PAIRS:
-        name = f"line {a}-{b}"
+
+    def scored(name: str) -> bool:
+        """Whether the element is to be compared: in view in the label, read (not unknown)."""
         if name in hidden:
-            continue
+            return False
         sc.visible += 1
         if reading is None or name in said:
             sc.unknown += 1
+            return False
+        return True
+
+    for a, b in PAIRS:
+        name = f"line {a}-{b}"
+        if not scored(name):
             continue
         t, r = (a, b) in true_lines, (a, b) in read_lines
         if t and r:
@@ -76,12 +83,7 @@ def score_card(truth: SigilState, reading: SigilState | None,
     true_x = set(truth.crossed)
     read_x = set(reading.crossed) if reading is not None else set()
     for c in range(N_CANDLES):
-        name = f"candle {c}"
-        if name in hidden:
-            continue
-        sc.visible += 1
-        if reading is None or name in said:
-            sc.unknown += 1
+        if not scored(f"candle {c}"):
             continue
         sc.cross_n += 1
         if (c in true_x) == (c in read_x):
@@ -89,12 +91,7 @@ def score_card(truth: SigilState, reading: SigilState | None,
         else:
             sc.errors.append(f"{'missed' if c in true_x else 'extra'} cross {c}")
     for k in range(N_TOP_BOXES):
-        name = f"top {k}"
-        if name in hidden:
-            continue
-        sc.visible += 1
-        if reading is None or name in said:
-            sc.unknown += 1
+        if not scored(f"top {k}"):
             continue
         t, r = truth.top[k], reading.top[k]
         if t is None:
