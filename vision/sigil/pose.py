@@ -368,6 +368,9 @@ def _same_quad(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
 
 # ------------------------------------------------------------------------- outline: the reader
 
+_UNSATURATED = (1.0 - np.arange(256, dtype=np.float32) / 255.0).reshape(1, 256)
+
+
 def _masks(small: np.ndarray) -> list[np.ndarray]:
     """Binary images in which a card may stand out as one blob or one closed outline."""
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -376,8 +379,10 @@ def _masks(small: np.ndarray) -> list[np.ndarray]:
     _, otsu = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     out.append(otsu)
     # bright and colourless (the card) against coloured backgrounds
-    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-    pale = (hsv[..., 2].astype(np.float32) * (1.0 - hsv[..., 1].astype(np.float32) / 255.0))
+    _, sat, val = cv2.split(cv2.cvtColor(small, cv2.COLOR_BGR2HSV))
+    # value * (1 - saturation / 255) in float32, the second factor by a table of its 256 values
+    pale = val.astype(np.float32)
+    np.multiply(pale, cv2.LUT(sat, _UNSATURATED), out=pale)
     pale = cv2.GaussianBlur(pale.astype(np.uint8), (5, 5), 0)
     _, p2 = cv2.threshold(pale, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     out.append(p2)
@@ -402,17 +407,20 @@ def _segment_quads(contour: np.ndarray, frame: tuple[int, int], ratio_card: floa
     if n < 4:
         return []
     sw, sh = frame
-    runs = []
-    for k in range(n):
-        p, q = poly[k], poly[(k + 1) % n]
-        length = float(np.linalg.norm(q - p))
-        if length < 0.06 * peri:
-            continue
-        on_border = all(min(v[0], v[1], sw - 1 - v[0], sh - 1 - v[1]) < 3 for v in (p, q))
-        if not on_border:
-            runs.append((length, p, q))
-    runs.sort(key=lambda r: -r[0])
-    return _quads_from_runs(runs[:most], ratio_card, area_range)
+    nxt = np.roll(poly, -1, axis=0)
+    dd = nxt - poly
+    length = np.sqrt((dd * dd).sum(axis=1))                  # run k: poly[k] -> poly[k + 1]
+    # a run with both ends within 3 px of the photo's border is the border, not the card
+    near = np.minimum(np.minimum(poly[:, 0], poly[:, 1]),
+                      np.minimum(sw - 1 - poly[:, 0], sh - 1 - poly[:, 1])) < 3
+    keep = np.nonzero((length >= 0.06 * peri) & ~(near & np.roll(near, -1)))[0]
+    order = keep[np.argsort(-length[keep], kind="stable")][:most]      # longest first
+    return _quads_from_runs([(float(length[k]), poly[k], nxt[k]) for k in order], ratio_card,
+                            area_range)
+
+
+_PREV = np.array([3, 0, 1, 2])   # x[:, _PREV] is np.roll(x, 1, axis=1): side k - 1
+_NEXT = np.array([1, 2, 3, 0])   # x[:, _NEXT] is np.roll(x, -1, axis=1): side k + 1
 
 
 @lru_cache(maxsize=32)
@@ -436,7 +444,7 @@ def _quads_from_runs(runs: Sequence[tuple[float, np.ndarray, np.ndarray]], ratio
     p = np.array([r[1] for r in runs], np.float64)
     q = np.array([r[2] for r in runs], np.float64)
     d = q - p
-    d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    d /= np.maximum(np.sqrt((d * d).sum(axis=1, keepdims=True)), 1e-9)
     mid = (p + q) / 2
     comb = _fours(len(runs))                                             # (K, 4)
     m = mid[comb]
@@ -444,26 +452,28 @@ def _quads_from_runs(runs: Sequence[tuple[float, np.ndarray, np.ndarray]], ratio
     ang = np.arctan2(m[..., 1] - c[..., 1], m[..., 0] - c[..., 0])
     idx = np.take_along_axis(comb, np.argsort(ang, axis=1), axis=1)      # run of side k
     pk, dk = p[idx], d[idx]
-    pk1, dk1 = np.roll(pk, 1, axis=1), np.roll(dk, 1, axis=1)            # side k - 1
+    pk1, dk1 = pk[:, _PREV], dk[:, _PREV]                                # side k - 1
     det = dk1[..., 1] * dk[..., 0] - dk1[..., 0] * dk[..., 1]
-    ok = np.all(np.abs(det) > 1e-9, axis=1)
-    det = np.where(np.abs(det) > 1e-9, det, 1.0)
+    apart = np.abs(det) > 1e-9
+    ok = apart.all(axis=1)
+    det = np.where(apart, det, 1.0)
     rel = pk - pk1
     t = (rel[..., 1] * dk[..., 0] - rel[..., 0] * dk[..., 1]) / det
     quad = pk1 + t[..., None] * dk1                     # corner k: where sides k - 1 and k cross
-    e = np.roll(quad, -1, axis=1) - quad                # side k: corner k -> corner k + 1
-    e1 = np.roll(e, -1, axis=1)
+    nxt = quad[:, _NEXT]
+    e = nxt - quad                                      # side k: corner k -> corner k + 1
+    e1 = e[:, _NEXT]
     turn = e[..., 0] * e1[..., 1] - e[..., 1] * e1[..., 0]
-    ok &= np.all(turn > 0, axis=1) | np.all(turn < 0, axis=1)
-    nxt = np.roll(quad, -1, axis=1)
+    ok &= (turn > 0).all(axis=1) | (turn < 0).all(axis=1)
     area = 0.5 * np.abs((quad[..., 0] * nxt[..., 1] - nxt[..., 0] * quad[..., 1]).sum(axis=1))
     ok &= (area >= area_range[0]) & (area <= area_range[1])
-    side = np.linalg.norm(e, axis=2)
+    side = np.sqrt((e * e).sum(axis=2))
     a, b = (side[:, 0] + side[:, 2]) / 2, (side[:, 1] + side[:, 3]) / 2
     ok &= np.maximum(a, b) / np.maximum(np.minimum(a, b), 1e-6) <= ratio_card * 1.9
+    den = np.maximum(side * side, 1e-9)
     for end in (p, q):      # each run lies within its side, not beyond a corner
-        tt = ((end[idx] - quad) * e).sum(axis=2) / np.maximum(side * side, 1e-9)
-        ok &= np.all((tt >= -0.05) & (tt <= 1.05), axis=1)
+        tt = ((end[idx] - quad) * e).sum(axis=2) / den
+        ok &= ((tt >= -0.05) & (tt <= 1.05)).all(axis=1)
     support = cov[idx].sum(axis=1) / np.maximum(side.sum(axis=1), 1e-9)
     return [(float(support[k]), quad[k].astype(np.float32)) for k in np.nonzero(ok)[0]]
 
