@@ -294,3 +294,50 @@ def test_same_quad_whichever_corner_comes_first():
         assert _same_quad(np.roll(q, k, 0), q + 1.5, 2.0)
         assert not _same_quad(np.roll(q, k, 0), q + 2.5, 2.0)
     assert not _same_quad(q[::-1].copy(), q, 2.0)   # the other turning order
+
+
+def _passes(monkeypatch) -> list[float]:
+    """The patch passes find_pose runs, by their resolution (2 px/mm coarse, 4 fine)."""
+    import vision.sigil.pose as pose_mod
+
+    seen: list[float] = []
+    real = pose_mod.refine_by_patches
+
+    def logged(*args, **kw):
+        seen.append(kw["s"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(pose_mod, "refine_by_patches", logged)
+    return seen
+
+
+def test_three_sharp_markers_are_refined_by_the_fine_pass_alone(monkeypatch):
+    """Three markers seen sharply put the card well within the fine pass's reach: the coarse
+    pass is not run, and the pose is as precise."""
+    frame, info, geom = _photo("B", "companion", 0, 64, hide_markers=1, hand=False,
+                               tilt_deg=30.0, motion_px=0.0, fill=0.4)
+    passes = _passes(monkeypatch)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("B", "companion", 0)])
+    assert pose.method == "markers" and len(pose.markers) == 3
+    assert passes == [4.0]
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_markers_a_millimetre_off_are_refined_coarse_then_fine(monkeypatch):
+    """Markers read a millimetre off (the whole card shifted): the fine pass alone would move
+    the card by more than half its reach, so coarse then fine refine it, as far off poses."""
+    import vision.sigil.pose as pose_mod
+
+    frame, info, geom = _photo("B", "companion", 0, 64, hide_markers=1, hand=False,
+                               tilt_deg=30.0, motion_px=0.0, fill=0.4)
+    shift = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])   # 1 mm across
+    off = info.homography @ shift
+    three = {m.id: project(off, m.corners()).astype(np.float32) for m in geom.markers[1:]}
+    monkeypatch.setattr(pose_mod, "detect_markers", lambda gray, dictionary: dict(three))
+    passes = _passes(monkeypatch)
+    pose, _, _ = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                           [_reference("B", "companion", 0)])
+    assert pose.method == "markers"
+    assert passes == [4.0, 2.0, 4.0]
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
