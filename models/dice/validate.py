@@ -7,6 +7,8 @@ The scenes are those of ``doomcompanion render dice OUT --count N --seed S`` (sa
 renderer defaults), read in memory. ``--closeups`` reads close-ups of one die instead
 (:func:`vision.render.dice.render_closeup`, 44-128 px, half of them casino-style see-through
 dice, neighbours cut by the border), a second rendered set for crops of one die.
+``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
+and boards of land tiles with number tokens to the table scenes (all 0 by default).
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
@@ -56,6 +58,12 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")
+    for name, what in (("distractor", "look-alikes that are not dice"),
+                       ("stone", "a stone table top"),
+                       ("board", "a board of land tiles with number tokens")):
+        parser.add_argument(f"--{name}-rate", type=float, default=0.0,
+                            help=f"share of table scenes with {what} (render_scene's "
+                            f"{name}_rate; default 0, the scenes of `render dice`)")
     args = parser.parse_args()
     config = DiceConfig()
     if args.models:
@@ -72,7 +80,9 @@ def main() -> None:
         if args.closeups:
             image, labels = render_closeup(rng, int(rng.integers(44, 129)))
         else:
-            image, labels = render_scene(rng, extras=extras)
+            image, labels = render_scene(rng, extras=extras,
+                                         distractor_rate=args.distractor_rate,
+                                         stone_rate=args.stone_rate, board_rate=args.board_rate)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -101,7 +111,8 @@ def main() -> None:
                 if read not in ("null", "missed", str(true)))
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
-        "closeups": args.closeups,
+        "closeups": args.closeups, "distractor_rate": args.distractor_rate,
+        "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),
