@@ -86,13 +86,19 @@
       h("p", { class: "muted hint" }, s.phase === "player" ? "Click dice, then a slot or a machine part. Utilities first, then shields, then damage." : ""));
   }
 
+  // the values entered for the roll in progress, kept while the page is redrawn
+  let entered = { key: null, values: {} };
+
   function rollPanel(s) {
     const ids = s.to_roll || [];
-    const values = {};
+    const key = JSON.stringify([current.game.id, s.turn, ids]);
+    if (entered.key !== key) entered = { key, values: {} };
+    const values = entered.values;
     const chooser = h("div", { class: "dice-row" }, ids.map((id) => {
       const d = s.dice.find((x) => x.id === id);
       const sel = h("select", { "data-roll": id, "aria-label": "die " + id }, h("option", { value: "" }, "?"), [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, String(v))));
-      sel.addEventListener("change", () => { values[id] = Number(sel.value); });
+      if (values[id]) sel.value = String(values[id]);
+      sel.addEventListener("change", () => { if (sel.value) values[id] = Number(sel.value); else delete values[id]; });
       return h("label", { class: "roll-pick " + d.color }, `die ${id}`, sel);
     }));
     return h("div", { class: "panel roll-panel" }, h("div", { class: "panel-head" }, h("h2", {}, `Turn ${s.turn}: roll ${ids.length} dice`),
@@ -241,7 +247,8 @@
       return;
     }
     const next = p.current;
-    if (!next) { current = null; draw(); return; }
+    // no game: the setup panel is drawn once, not at every camera update (it holds the choices)
+    if (!next) { if (current !== null || !$("start-machine")) { current = null; draw(); } return; }
     if (!current || next.game.id !== current.game.id || JSON.stringify(next.log) !== JSON.stringify(current.log) || next.warning !== current.warning) {
       if (current && next.game.id !== current.game.id) selected.clear();
       current = next;

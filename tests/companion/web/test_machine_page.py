@@ -410,3 +410,54 @@ def test_a_lock_through_a_gear_is_chosen_by_clicks(served_app, page):
     page.click(".picker button[data-value='0']")
     page.wait_for_selector(".small-row .die.locked[data-die='0']")
     assert page.errors == []
+
+
+@pytest.mark.browser
+def test_what_the_player_is_entering_survives_the_camera_updates(tmp_path, page):
+    """With the camera feeding the page several times a second, the starting parts being
+    chosen and the dice values being entered stay as the player set them until sent."""
+    import cv2
+    import numpy as np
+
+    from companion.session.camera import Processor
+    from vision.readings import DiceReading
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(80):
+        cv2.imwrite(str(frames / f"f{i:02d}.png"), np.full((240, 320, 3), 90 + i, np.uint8))
+    hub = Hub(Store(tmp_path / "m.sqlite"))
+    app = create_app(WebConfig(db_path=tmp_path / "m.sqlite", source=str(frames)), hub=hub,
+                     processor=Processor(hub, read_dice=lambda image: DiceReading(()),
+                                         read_sigil=None))
+
+    def camera_updates(n):
+        seen = page.evaluate("window.__doomLatencies.length")
+        page.wait_for_function(f"window.__doomLatencies.length >= {seen + n}")
+
+    with serve(app) as served:
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("select[data-revealed='2'] option[value='mind-lance']",
+                               state="attached")
+        camera_updates(1)
+        page.select_option("select[data-revealed='0']", "power-ram")
+        camera_updates(3)
+        assert page.input_value("select[data-revealed='0']") == "power-ram"
+        page.select_option("select[data-revealed='1']", "chain-lash")
+        page.select_option("select[data-revealed='2']", "mind-lance")
+        page.click("#start-machine")
+        page.wait_for_selector("select[data-roll='4']")
+        for die in range(3):
+            page.select_option(f"select[data-roll='{die}']", "6")
+        camera_updates(3)
+        # and a redraw of the page (here: a look at the setup and back) keeps them too
+        page.click("button:text-is('New run')")
+        page.click("button:text-is('Back to the game')")
+        assert [page.input_value(f"select[data-roll='{d}']") for d in range(5)] == \
+            ["6", "6", "6", "", ""]
+        for die in (3, 4):
+            page.select_option(f"select[data-roll='{die}']", "6")
+        page.click("#roll-manual")
+        page.wait_for_selector("#end-turn")
+        assert page.errors == []
+    app.extensions["doom"].close()
