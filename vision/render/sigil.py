@@ -220,6 +220,24 @@ def _bezier(p0: np.ndarray, c: np.ndarray, p1: np.ndarray, n: int) -> np.ndarray
     return (1 - t) ** 2 * p0 + 2 * (1 - t) * t * c + t ** 2 * p1
 
 
+def _bow_clear_of_candles(geom: CardGeometry, a: int, b: int, bulge: float,
+                          clearance: float) -> float:
+    """``bulge`` (the arc's peak offset from chord a-b, mm), flattened in quarters until the
+    arc passes every other candle at least ``clearance`` mm from its outline (0 at worst: the
+    straight chord, which the caller has checked clears them)."""
+    pa, pb = np.array(geom.candles[a].center), np.array(geom.candles[b].center)
+    d = pb - pa
+    nrm = np.array([-d[1], d[0]]) / float(np.linalg.norm(d))
+    others = [(np.array(c.center), c.radius) for k, c in enumerate(geom.candles)
+              if k not in (a, b)]
+    t = np.linspace(0.0, 1.0, 60)[:, None]
+    for share in (1.0, 0.75, 0.5, 0.25):
+        arc = pa + t * d + (4 * t * (1 - t)) * (share * bulge) * nrm
+        if min(float(np.linalg.norm(arc - p, axis=1).min()) - r for p, r in others) >= clearance:
+            return share * bulge
+    return 0.0
+
+
 def _line_path(geom: CardGeometry, a: int, b: int, ink: InkStyle,
                rng: np.random.Generator) -> np.ndarray:
     """Centre line (mm) of a hand-drawn line from candle ``a`` to candle ``b``."""
@@ -233,6 +251,11 @@ def _line_path(geom: CardGeometry, a: int, b: int, ink: InkStyle,
     if geom.blocking_candle(a, b, 6.0 if (min(a, b), max(a, b)) in geom.must_curve else 1.2) \
             is not None:
         bulge = geom.detour(a, b, round(float(rng.uniform(1.6, 2.6)), 1))
+    else:
+        # the hand's bow never carries the line over another candle (the rulebook: "never draw
+        # lines through other ... candles"): it is flattened until the arc keeps the room the
+        # straight chord is drawn with
+        bulge = _bow_clear_of_candles(geom, a, b, bulge, 1.2)
     # The arc through the centres, cut where it leaves and reaches the candle outlines (give or
     # take a little: people start on the outline, a bit outside or a bit over it).
     fine = np.linspace(0.0, 1.0, 400)[:, None]

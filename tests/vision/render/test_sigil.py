@@ -239,3 +239,24 @@ def test_hiding_more_never_reveals_an_element(box, grow):
     few, many = hidden_elements(card, small), hidden_elements(card, big)
     assert set(few) <= set(many)
     SigilState.of("B", unknown=many)   # valid notation
+
+
+@pytest.mark.parametrize("letter", ["A", "B", "C", "D"])
+def test_a_drawn_line_keeps_off_the_other_candles(letter):
+    """"Never draw lines through other numbers, candles, or line intersections. Lines may be
+    slightly curved to avoid these elements" (rulebook): the hand's bow never carries a line
+    over another candle, whichever way it bends, for every pair of every layout."""
+    from vision.render.sigil import _line_path
+
+    geom = card_geometry(load_layout(letter))
+    ink = InkStyle(curve=0.06, wobble_mm=0.0)
+    rng = np.random.default_rng(11)
+    worst = np.inf
+    for a, b in geom.pairs:
+        others = [(np.array(c.center), c.radius) for k, c in enumerate(geom.candles)
+                  if k not in (a, b)]
+        for _ in range(6):
+            path = _line_path(geom, a, b, ink, rng)[:-1]     # the end hook aside
+            room = min(float(np.linalg.norm(path - p, axis=1).min()) - r for p, r in others)
+            worst = min(worst, room)
+    assert worst > 0.8      # 1.2 mm kept by the bow, less the hand's tremor
