@@ -225,15 +225,9 @@ def _bow_clear_of_candles(geom: CardGeometry, a: int, b: int, bulge: float,
     """``bulge`` (the arc's peak offset from chord a-b, mm), flattened in quarters until the
     arc passes every other candle at least ``clearance`` mm from its outline (0 at worst: the
     straight chord, which the caller has checked clears them)."""
-    pa, pb = np.array(geom.candles[a].center), np.array(geom.candles[b].center)
-    d = pb - pa
-    nrm = np.array([-d[1], d[0]]) / float(np.linalg.norm(d))
-    others = [(np.array(c.center), c.radius) for k, c in enumerate(geom.candles)
-              if k not in (a, b)]
-    t = np.linspace(0.0, 1.0, 60)[:, None]
+    t = np.linspace(0.0, 1.0, 60)
     for share in (1.0, 0.75, 0.5, 0.25):
-        arc = pa + t * d + (4 * t * (1 - t)) * (share * bulge) * nrm
-        if min(float(np.linalg.norm(arc - p, axis=1).min()) - r for p, r in others) >= clearance:
+        if geom.room(a, b, geom.arc(a, b, share * bulge, t)) >= clearance:
             return share * bulge
     return 0.0
 
@@ -258,8 +252,7 @@ def _line_path(geom: CardGeometry, a: int, b: int, ink: InkStyle,
         bulge = _bow_clear_of_candles(geom, a, b, bulge, 1.2)
     # The arc through the centres, cut where it leaves and reaches the candle outlines (give or
     # take a little: people start on the outline, a bit outside or a bit over it).
-    fine = np.linspace(0.0, 1.0, 400)[:, None]
-    arc = pa + fine * d + (4 * fine * (1 - fine)) * bulge * nrm
+    arc = geom.arc(a, b, bulge, np.linspace(0.0, 1.0, 400))
     gap_a = ca.radius + rng.uniform(-0.2, 1.1)
     gap_b = cb.radius + rng.uniform(-0.2, 1.1)
     keep = ((np.linalg.norm(arc - pa, axis=1) > gap_a)

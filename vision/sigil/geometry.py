@@ -129,36 +129,43 @@ class CardGeometry:
         return _detour(self, a, b, float(clearance))
 
     def _detour(self, a: int, b: int, clearance: float) -> float:
-        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
-        d = pb - pa
-        length = float(np.linalg.norm(d))
-        nrm = np.array([-d[1], d[0]]) / length
-        others = [(np.array(c.center), c.radius) for k, c in enumerate(self.candles)
-                  if k not in (a, b)]
-        t = np.linspace(0.05, 0.95, 40)[:, None]
+        length = float(np.linalg.norm(np.subtract(self.candles[b].center,
+                                                  self.candles[a].center)))
+        t = np.linspace(0.05, 0.95, 40)
         best: tuple[float, float] | None = None
         for bow in sorted(np.linspace(-0.35 * length, 0.35 * length, 141), key=abs):
-            path = pa + t * d + (4 * t * (1 - t)) * bow * nrm
-            room = min(float(np.linalg.norm(path - p, axis=1).min()) - r for p, r in others)
+            room = self.room(a, b, self.arc(a, b, bow, t))
             if room >= clearance:
                 return float(bow)
             if best is None or room > best[0]:
                 best = (room, float(bow))
         return 0.0 if best is None else best[1]
 
+    def arc(self, a: int, b: int, bow: float, t: np.ndarray) -> np.ndarray:
+        """Points (mm, shape (len(t), 2)) of the single parabolic arc from candle a's centre
+        (``t`` 0) to candle b's (``t`` 1) whose peak lies ``bow`` mm off the straight chord,
+        positive towards the left normal ``(-dy, dx)`` of the direction a -> b."""
+        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
+        d = pb - pa
+        nrm = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+        t = np.asarray(t, np.float64)[:, None]
+        return pa + t * d + (4 * t * (1 - t)) * bow * nrm
+
+    def room(self, a: int, b: int, path: np.ndarray) -> float:
+        """How far (mm) ``path`` (points, mm) keeps from the outline of every candle but a and
+        b: negative when it runs over one."""
+        return min(float(np.linalg.norm(path - np.array(c.center), axis=1).min()) - c.radius
+                   for k, c in enumerate(self.candles) if k not in (a, b))
+
     def pair_path(self, a: int, b: int, n: int = 40, clearance: float = 2.0) -> np.ndarray:
         """Centre line (mm, shape (n, 2)) where a player draws the line a-b: the straight chord,
         or for the layout's ``must_curve`` pairs (and any chord grazing a candle) the gentlest
         arc around the candles in the way (:meth:`detour`)."""
-        pa, pb = np.array(self.candles[a].center), np.array(self.candles[b].center)
-        d = pb - pa
-        nrm = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
-        t = np.linspace(0.0, 1.0, n)[:, None]
         pair = (min(a, b), max(a, b))
         bow = 0.0
         if self.blocking_candle(a, b, 6.0 if pair in self.must_curve else 1.2) is not None:
             bow = self.detour(a, b, clearance)
-        return pa + t * d + (4 * t * (1 - t)) * bow * nrm
+        return self.arc(a, b, bow, np.linspace(0.0, 1.0, n))
 
 
 @lru_cache(maxsize=4096)
