@@ -1001,7 +1001,8 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         # roughly: the printed artwork pins it down, if it agrees with the markers seen
         if len(seen) < 4:
             mine = {m.id: m for m in geom.markers}
-            tol = cfg.marker_agree_mm * photo_px_per_mm(hm, geom)
+            ppm = photo_px_per_mm(hm, geom)
+            tol = cfg.marker_agree_mm * ppm
 
             def agrees(r: tuple[np.ndarray, int, float] | None) -> bool:
                 """Enough patches agree over enough of the card, and the refined pose keeps
@@ -1019,7 +1020,6 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
             # then fine finds the same pose (at 0.1-0.4 px on the dev photos, at twice the
             # cost); otherwise coarse then fine, as for any pose further off
             corners = card_corners_mm(geom)
-            ppm = photo_px_per_mm(hm, geom)
             start = project(hm, corners)
             for coarse in (False, True):
                 r = _refine(photo, hm, geom, refs[which], coarse, cfg.marker_patches)
