@@ -121,9 +121,9 @@ TIMELINE = [(_first_frame(a), _first_frame(b) + HOLDS.get(b, 0), what)
 # pipeline reading one frame in three.
 EVENTS = [
     ("roll", "roll settled: 3 5 5", 0.5, 3.8),
-    ("digit", "digit 5 written in top box 0 on card A", 2.8, 6.2),
-    ("line", "new line 2-7 on card A", 5.2, 8.8),
-    ("crossed", "candle 4 crossed on card A", 7.8, 12.2),
+    ("digit", "digit 5 written in top box 1 on card A", 2.8, 6.2),
+    ("line", "new line left 3 – lower 5 on card A", 5.2, 8.8),
+    ("crossed", "candle upper 5 crossed on card A", 7.8, 12.2),
     ("roll", "roll settled: 1 2 3 4 6", 11.2, 15.0),
     ("reroll", "re-roll settled: 5 (was 1); dice now 2 3 4 5 6", 14.0, 18.8),
     ("erased", "card A wiped", 17.8, 20.0),

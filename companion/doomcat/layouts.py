@@ -14,6 +14,10 @@ Python API
   :class:`companion.errors.BadInput` listing the known names; a broken file raises
   :class:`companion.errors.DataFileError` naming the file, the JSON path and the rule broken.
 - :func:`layout_names`, :func:`all_layouts`, :func:`registry_dir`.
+- ``Layout.candle_names`` and ``Layout.element_name(element)``: what a player calls a candle
+  ("left 3", "lower 5": the printed number and the side that tells it from its twin) and an
+  element of a reading ("line left 3 – lower 5", "top box 1"); the page, the game log and the
+  tracker's events say candles this way, the data keep the indices.
 
 Convention: card geometry is in millimetres on the card, origin at the card's top-left corner,
 x to the right, y down; points are ``(x, y)``; boxes are ``(x0, y0, x1, y1)``. Candles are the
@@ -117,6 +121,41 @@ class Layout:
     def numbers(self) -> tuple[int, ...]:
         """Printed candle numbers in index order."""
         return tuple(c.number for c in self.candles)
+
+    @property
+    def candle_names(self) -> tuple[str, ...]:
+        """What a player calls each candle, in index order: its printed number, and the side
+        that tells it from the other candle of that number ("left 3" and "right 3" when the
+        twins lie more side by side than one above the other, else "upper 3" and "lower 3")."""
+        names = [str(c.number) for c in self.candles]
+        for number in set(self.numbers):
+            twins = self.candles_numbered(number)
+            if len(twins) != 2:
+                continue
+            (ax, ay), (bx, by) = (self.candles[i].center for i in twins)
+            across = abs(bx - ax) >= abs(by - ay)
+            first_is_low = ax <= bx if across else ay <= by
+            words = ("left", "right") if across else ("upper", "lower")
+            for i, word in zip(twins, words if first_is_low else words[::-1], strict=True):
+                names[i] = f"{word} {number}"
+        return tuple(names)
+
+    def element_name(self, element: str) -> str:
+        """An element of a reading (``"line a-b"``, ``"candle c"``, ``"top k"``, 0-based as in
+        DESIGN.md) in a player's words: "line left 3 – lower 5", "candle right 5", "top box 1".
+        Anything else is returned as it is."""
+        kind, _, rest = element.partition(" ")
+        try:
+            if kind == "line":
+                a, b = (int(v) for v in rest.split("-"))
+                return f"line {self.candle_names[a]} – {self.candle_names[b]}"
+            if kind == "candle":
+                return f"candle {self.candle_names[int(rest)]}"
+            if kind == "top":
+                return f"top box {int(rest) + 1}"
+        except (ValueError, IndexError):
+            pass
+        return element
 
     def candles_numbered(self, number: int) -> tuple[int, ...]:
         """Indices of the candles printed with ``number``."""

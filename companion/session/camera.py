@@ -141,7 +141,7 @@ class Processor:
         for event in events:
             doc = event.to_json()
             self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":
-                                                doc.get("kind")}]
+                                                doc.get("kind"), "card": doc.get("card")}]
             outcome = self.hub.feed_tracker(doc)
             if outcome is not None and not outcome.ok:
                 self.events[-1]["refused"] = outcome.reason
@@ -174,7 +174,8 @@ class Processor:
         if pose is not None:
             self._draw_card(overlay, pose, layout, state)
             self.rectified[card_id] = rectify(image, pose.homography, layout_size(layout))
-        return {"card": card_id, **state.to_json()}
+        return {"card": card_id, **state.to_json(),
+                "unseen": [layout.element_name(e) for e in state.unknown]}
 
     @staticmethod
     def _draw_card(overlay: np.ndarray, pose: Any, layout: Any, state: Any) -> None:

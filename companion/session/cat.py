@@ -104,8 +104,11 @@ class CatAdapter:
 
     # -- catalogue -----------------------------------------------------------------------
     def layout(self, name: str) -> dict[str, Any]:
+        """The layout's JSON for the page, with ``candle_names``: what a player calls each
+        candle (Layout.candle_names), for the log, the hints and the corrections."""
         if name not in self._layouts:
-            self._layouts[name] = load_layout(name).to_json()
+            layout = load_layout(name)
+            self._layouts[name] = {**layout.to_json(), "candle_names": list(layout.candle_names)}
         return self._layouts[name]
 
     def catalogue(self) -> dict[str, Any]:
@@ -546,25 +549,32 @@ class CatAdapter:
                 f"Tie at {best} VP between {', '.join(winners)}")
         return {"text": text, "winners": winners, "totals": totals}
 
-    def describe(self, event: Mapping[str, Any]) -> str:
+    def describe(self, event: Mapping[str, Any], state: CatState) -> str:
         t = event.get("type")
         who = f"player {event.get('player', 0) + 1}, card {event.get('card', 0) + 1}"
         cam = " (camera)" if event.get("source") == "camera" else ""
+        names = self._candle_names(state, event.get("card", 0))
+
+        def candle(c: Any) -> str:
+            return names[c] if isinstance(c, int) and 0 <= c < len(names) else str(c)
+
+        def line(pair: Any) -> str:
+            a, b = pair if isinstance(pair, (list, tuple)) and len(pair) == 2 else ("?", "?")
+            return f"line {candle(a)} – {candle(b)}"
+
         if t == "roll":
             return "roll " + " ".join("?" if v is None else str(v)
                                       for v in event.get("dice", [])) + cam
         if t == "write":
             return f"{who}: writes {event.get('value')}{cam}"
         if t == "line":
-            a, b = event.get("line") or ["?", "?"]
-            return f"{who}: line {a}-{b}{cam}"
+            return f"{who}: {line(event.get('line'))}{cam}"
         if t == "cross":
-            return f"{who}: crosses candle {event.get('candle', event.get('cross'))}{cam}"
+            return f"{who}: crosses candle {candle(event.get('candle', event.get('cross')))}{cam}"
         if t == "turn":
-            line = event.get("line")
-            drawn = "no line" if line is None else f"line {line[0]}-{line[1]}"
+            drawn = "no line" if event.get("line") is None else line(event["line"])
             return (f"{who}: writes {event.get('value')}, {drawn}, crosses candle "
-                    f"{event.get('cross')}")
+                    f"{candle(event.get('cross'))}")
         if t == "pick_roll":
             return "familiar pick rolls: " + ", ".join(
                 f"player {i + 1} {sum(r)}" for i, r in enumerate(event.get("rolls", [])))
@@ -574,8 +584,8 @@ class CatAdapter:
             fam = event.get("familiar")
             detail = {"F01": lambda: f": die {event.get('die', 0) + 1} turned to {event.get('to')}",
                       "F06": lambda: ": re-rolls " + " ".join(map(str, event.get("dice", []))),
-                      "F02": lambda: ": extra line {}-{}".format(*event.get("extra_line", "??")),
-                      "F07": lambda: ": erases line {}-{}".format(*event.get("erase", "??")),
+                      "F02": lambda: ": extra " + line(event.get("extra_line")),
+                      "F07": lambda: ": erases " + line(event.get("erase")),
                       }.get(str(fam), lambda: "")()
             return f"player {event.get('player', 0) + 1}: uses {fam}{detail}"
         if t == "toad":
@@ -583,10 +593,17 @@ class CatAdapter:
         if t == "tiebreak":
             if "dice" in event:
                 return "tie-break roll " + " ".join(str(v) for v in event["dice"])
-            line = event.get("line")
-            return f"{who}: tie-break " + ("no line" if line is None else
-                                          f"line {line[0]}-{line[1]}")
+            return f"{who}: tie-break " + ("no line" if event.get("line") is None else
+                                          line(event["line"]))
         return str(t)
+
+    def _candle_names(self, state: CatState, card: Any) -> tuple[str, ...]:
+        """The candles of the game's card ``card`` in a player's words (Layout.candle_names);
+        () when the setup names no such card."""
+        cards = state.setup.get("cards", [])
+        if not isinstance(card, int) or not 0 <= card < len(cards):
+            return ()
+        return tuple(self.layout(str(cards[card]))["candle_names"])
 
     def result(self, state: CatState) -> dict[str, Any] | None:
         if self.rules.phase(state.game) != "over":

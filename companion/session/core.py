@@ -77,7 +77,7 @@ class GameSession:
             try:
                 state = self.engine.apply(state, event)
             except Refused as exc:
-                raise Refused(f"event {i + 1} ({self.engine.describe(event)}): "
+                raise Refused(f"event {i + 1} ({self.engine.describe(event, state)}): "
                               f"{exc.reason}") from None
         return state
 
@@ -179,7 +179,8 @@ class GameSession:
                 "game": self.record.to_json(),
                 "state": self.engine.view(self.state),
                 "log": [{"id": e.id, "event": e.event, "amended": e.amended,
-                         "text": self.engine.describe(e.event)} for e in self.log.active],
+                         "text": self.engine.describe(e.event, self.state)}
+                        for e in self.log.active],
                 "can_undo": self.log.can_undo, "can_redo": self.log.can_redo,
                 "warning": self.warning, "broken": self.broken,
             }

@@ -55,8 +55,9 @@ class EngineAdapter(Protocol):
         """The JSON the page renders (legal options, scores, log, verdict...)."""
         ...
 
-    def describe(self, event: Mapping[str, Any]) -> str:
-        """One line for the game's history ("roll 3 5 5", "Ann: line 2-9 on card B")."""
+    def describe(self, event: Mapping[str, Any], state: Any) -> str:
+        """One line of the game's history in a player's words ("roll 3 5 5", "player 1, card 1:
+        line left 3 – lower 5"); ``state`` is the game's state (its setup names the cards)."""
         ...
 
     def result(self, state: Any) -> dict[str, Any] | None:

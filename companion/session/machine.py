@@ -226,7 +226,7 @@ class MachineAdapter:
         v["log"] = list(state.log[-120:])
         v["last_log"] = list(state.game.get("log", []))
         v["next_step"] = legal[0] if state.game.get("phase") == "machine" and legal else None
-        v["next_step_text"] = self.describe(legal[0]) if v["next_step"] else ""
+        v["next_step_text"] = self.describe(legal[0], state) if v["next_step"] else ""
         v["to_roll"] = [d["id"] for d in state.game.get("dice", []) if d["at"] == "ready"]
         v["drawable"] = [{"part": p, "name": self.part_name(p)}
                          for p in self.drawable(state.game)]
@@ -249,7 +249,7 @@ class MachineAdapter:
         return sorted((p for p in [*game["deck"], *game.get("aside", [])] if p != core),
                       key=lambda p: self.part_name(p))
 
-    def describe(self, event: Mapping[str, Any]) -> str:
+    def describe(self, event: Mapping[str, Any], state: MachineState) -> str:
         t = event.get("type")
         if t == "roll":
             dice = event.get("dice")

@@ -57,7 +57,7 @@ class CounterEngine:
         return {"target": state.target, "total": state.total, "moves": state.moves,
                 "over": state.total == state.target}
 
-    def describe(self, event: Mapping[str, Any]) -> str:
+    def describe(self, event: Mapping[str, Any], state: CounterState) -> str:
         return f"add {event.get('n')}"
 
     def result(self, state: CounterState) -> dict[str, Any] | None:

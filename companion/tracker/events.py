@@ -14,19 +14,25 @@ Dice events (from :class:`companion.tracker.DiceTracker`):
 
 Sigil events (from :class:`companion.tracker.SigilTracker`), ``card`` is the caller's card id:
 
-- :class:`LineDrawn` ``"line"`` -- "new line 2-9 on card B1"
-- :class:`CandleCrossed` ``"crossed"`` -- "candle 7 crossed on card B1"
-- :class:`DigitWritten` ``"digit"`` -- "digit 4 written in top box 1 (circled) on card B1"
-  (top boxes are numbered 0-6 as in DESIGN.md's ``top k`` notation)
-- :class:`DigitCircled` ``"circled"`` -- "digit 4 circled in top box 1 on card B1"
+- :class:`LineDrawn` ``"line"`` -- "new line upper 3 – lower 4 on card B1"
+- :class:`CandleCrossed` ``"crossed"`` -- "candle lower 2 crossed on card B1"
+- :class:`DigitWritten` ``"digit"`` -- "digit 4 written in top box 2 (circled) on card B1"
+- :class:`DigitCircled` ``"circled"`` -- "digit 4 circled in top box 2 on card B1"
 - :class:`Erased` ``"erased"`` -- "card B1 wiped" (``wiped``: the card is blank now) or
-  "erased line 2-9 on card B1".
+  "erased line upper 3 – lower 4 on card B1".
+
+The fields keep DESIGN.md's indices (candles 0-11, top boxes 0-6); the ``text`` says them in a
+player's words (:meth:`companion.doomcat.layouts.Layout.element_name`: the candle's printed
+number and side, top boxes counted from 1), or as indices when the layout cannot be loaded.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from companion.doomcat.layouts import load_layout
+from companion.errors import BadInput, DataFileError
 
 __all__ = [
     "CandleCrossed", "DieNudged", "DigitCircled", "DigitWritten", "Erased", "LineDrawn",
@@ -185,6 +191,13 @@ class _CardEvent(TrackerEvent):
     def _fields(self) -> dict[str, Any]:
         return {"card": self.card, "layout": self.layout}
 
+    def _words(self, element: str) -> str:
+        """``element`` (``"line a-b"``, ``"candle c"``, ``"top k"``) in a player's words."""
+        try:
+            return load_layout(self.layout).element_name(element)
+        except (BadInput, DataFileError):
+            return element
+
 
 @dataclass(frozen=True)
 class LineDrawn(_CardEvent):
@@ -196,7 +209,7 @@ class LineDrawn(_CardEvent):
 
     @property
     def text(self) -> str:
-        return f"new line {self.a}-{self.b} on card {self.card}"
+        return f"new {self._words(f'line {self.a}-{self.b}')} on card {self.card}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "line": [self.a, self.b]}
@@ -211,7 +224,7 @@ class CandleCrossed(_CardEvent):
 
     @property
     def text(self) -> str:
-        return f"candle {self.candle} crossed on card {self.card}"
+        return f"{self._words(f'candle {self.candle}')} crossed on card {self.card}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "candle": self.candle}
@@ -231,7 +244,7 @@ class DigitWritten(_CardEvent):
     def text(self) -> str:
         circled = " (circled)" if self.circled else ""
         was = f" (was {self.previous})" if self.previous is not None else ""
-        return (f"digit {self.value} written in top box {self.box}{circled}{was} "
+        return (f"digit {self.value} written in {self._words(f'top {self.box}')}{circled}{was} "
                 f"on card {self.card}")
 
     def _fields(self) -> dict[str, Any]:
@@ -249,7 +262,8 @@ class DigitCircled(_CardEvent):
 
     @property
     def text(self) -> str:
-        return f"digit {self.value} circled in top box {self.box} on card {self.card}"
+        return (f"digit {self.value} circled in {self._words(f'top {self.box}')} "
+                f"on card {self.card}")
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "box": self.box, "value": self.value}
@@ -268,7 +282,7 @@ class Erased(_CardEvent):
     def text(self) -> str:
         if self.wiped:
             return f"card {self.card} wiped"
-        return f"erased {', '.join(self.elements)} on card {self.card}"
+        return f"erased {', '.join(map(self._words, self.elements))} on card {self.card}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "elements": list(self.elements), "wiped": self.wiped}

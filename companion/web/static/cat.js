@@ -23,6 +23,10 @@
   }
 
   /* ---------------------------------------------------------------- the sigil card (SVG) */
+  // What a player calls candle i of player p's card c ("left 3"): the layout's candle_names.
+  const candleName = (p, c, i) => current.state.players[p].cards[c].layout.candle_names[i];
+  const lineName = (p, c, [a, b]) => `${candleName(p, c, a)} – ${candleName(p, c, b)}`;
+
   function cardSvg(p, c, card, ctx) {
     const L = card.layout, S = card.sigil;
     const [W, H] = L.size_mm;
@@ -58,7 +62,7 @@
       g.append(h("circle", { cx: x, cy: y, r: k.radius }));
       g.append(h("text", { x, y: y + 1.5, "text-anchor": "middle" }, String(k.number)));
       if (crossed.has(i)) g.append(h("path", { d: `M${x - 4.5} ${y - 4.5} L${x + 4.5} ${y + 4.5} M${x + 4.5} ${y - 4.5} L${x - 4.5} ${y + 4.5}`, class: "x" }));
-      g.append(h("title", {}, `candle ${i} (${k.number})`));
+      g.append(h("title", {}, `candle ${L.candle_names[i]}`));
       svg.append(g);
     });
     const tops = S.top.slice();
@@ -105,10 +109,10 @@
       pick(ev.target, [{ label: "start a line here", value: "line" }, { label: "cross it out", value: "cross" }], (v) => {
         if (v === "cross") send({ type: "cross", player: p, card: c, candle: i, source: "manual" });
         else { lineStart = { p, c, candle: i }; draw(); }
-      }, `Candle ${i}`);
+      }, `Candle ${candleName(p, c, i)}`);
       return;
     }
-    toast(`Candle ${i} can't be used in this turn`, "warn");
+    toast(`Candle ${candleName(p, c, i)} can't be used in this turn`, "warn");
   }
 
   /* ---------------------------------------------------------------- per-player panel */
@@ -126,14 +130,14 @@
         pc.value === null ? h("span", { class: "choices" }, "write ", o.values.map((v) => h("button", { class: "die small clickable", "data-write": `${p}-${o.card}-${v}`,
           onclick: () => send({ type: "write", player: p, card: o.card, value: v, source: "manual" }) }, String(v)))) : null,
         pc.line === null ? h("span", { class: "choices" }, "line ", o.lines.slice(0, 12).map(([a, b]) => h("button", { class: "ghost chip", "data-line": `${p}-${o.card}-${a}-${b}`,
-          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, `${a}–${b}`))) : null,
+          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, lineName(p, o.card, [a, b])))) : null,
         pc.line === null && o.no_line && !o.lines.length ? h("span", { class: "choices" }, h("button", { class: "ghost chip", "data-noline": `${p}-${o.card}`,
           onclick: () => send({ type: "turn", player: p, card: o.card, value: pc.value ?? o.values[0], line: null, cross: pc.cross ?? (o.crosses[0] ?? null), source: "manual" }) }, "no line possible")) : null,
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
-          onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕${x}`))) : null));
+          onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕ ${candleName(p, o.card, x)}`))) : null));
     }
     return h("div", { class: "builder" }, powerNote(player), rows,
-      lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${lineStart.candle}: click the other candle`) : null);
+      lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${candleName(p, lineStart.c, lineStart.candle)}: click the other candle`) : null);
   }
 
   function playerPanel(p, player) {
@@ -308,13 +312,14 @@
     const faces = (cur) => [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === cur }));
     if (ev.type === "write") return btn("fix", faces(ev.value), (v) => ({ ...ev, value: v }), "The number written is");
     if (ev.type === "pick") return btn("fix", ((catalogue && catalogue.familiars) || []).map((f) => ({ label: `${f.id} ${f.name}`, value: f.id, current: f.id === ev.familiar })), (v) => ({ ...ev, familiar: v }), "The familiar picked is");
-    if (ev.type === "cross") return btn("fix", [...Array(12).keys()].map((x) => ({ label: String(x), value: x, current: x === ev.candle })), (v) => ({ ...ev, candle: v }), "The candle crossed is");
-    if (ev.type === "line") {
-      const [a, b] = ev.line; const opts = [];
-      for (let x = 0; x < 12; x++) { if (x !== a && x !== b) { opts.push({ label: `${a}–${x}`, value: [a, x].sort((m, n) => m - n) }); opts.push({ label: `${x}–${b}`, value: [x, b].sort((m, n) => m - n) }); } }
-      return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
-    }
-    return null;
+    if (ev.type !== "cross" && ev.type !== "line") return null;
+    const L = current.state.players[ev.player].cards[ev.card].layout, names = L.candle_names;
+    const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;   // the 1s first, then the 2s...
+    if (ev.type === "cross") return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).sort(byNumber), (v) => ({ ...ev, candle: v }), "The candle crossed is");
+    const [a, b] = ev.line; const opts = [];
+    const pair = (m, n) => ({ label: `${names[m]} – ${names[n]}`, value: [m, n].sort((u, w) => u - w) });
+    for (let x = 0; x < names.length; x++) { if (x !== a && x !== b) { opts.push(pair(a, x)); opts.push(pair(x, b)); } }
+    return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
   }
 
   function goalsStrip() {

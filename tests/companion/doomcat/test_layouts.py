@@ -115,6 +115,38 @@ def test_every_letter_plays_differently():
 
 
 @pytest.mark.parametrize("letter", LETTERS)
+def test_candle_names_tell_the_twins_apart_by_the_side_they_lie_on(letter):
+    layout = load_layout(letter)
+    names = layout.candle_names
+    assert len(set(names)) == len(names) == 12
+    opposite = {"left": "right", "right": "left", "upper": "lower", "lower": "upper"}
+    for number in range(1, 7):
+        a, b = layout.candles_numbered(number)
+        side_a, num_a = names[a].split()
+        side_b, num_b = names[b].split()
+        assert num_a == num_b == str(number) and opposite[side_a] == side_b
+        (ax, ay), (bx, by) = layout.candles[a].center, layout.candles[b].center
+        left_right = abs(bx - ax) >= abs(by - ay)
+        assert (side_a in ("left", "right")) == left_right
+        # the word is true of the candle: the left one lies left of its twin, the upper above
+        first = {"left": ax < bx, "right": ax > bx, "upper": ay < by, "lower": ay > by}[side_a]
+        assert first
+
+
+def test_candle_names_of_card_a_as_a_player_sees_them():
+    layout = load_layout("A")
+    # the 3 at the far left edge and the 3 right of the centre; the 5 at the top right, the
+    # 5 in the lower left quarter
+    assert layout.candle_names[2] == "left 3" and layout.candle_names[9] == "right 3"
+    assert layout.candle_names[4] == "upper 5" and layout.candle_names[7] == "lower 5"
+    assert layout.element_name("line 2-7") == "line left 3 – lower 5"
+    assert layout.element_name("candle 4") == "candle upper 5"
+    assert layout.element_name("top 0") == "top box 1"
+    for odd in ("line 2-12", "candle x", "smudge 3", "top"):
+        assert layout.element_name(odd) == odd
+
+
+@pytest.mark.parametrize("letter", LETTERS)
 def test_json_round_trip(letter):
     layout = load_layout(letter)
     assert Layout.from_json(layout.to_json(), source="x") == layout

@@ -40,12 +40,12 @@ TURN = state(lines=[(2, 9)], crossed=[7], top={0: (4, False)})
 @pytest.mark.parametrize(("name", "frames", "expected"), [
     ("a blank card says nothing", [BLANK] * 10, []),
     ("a line drawn is announced once, after the vote",
-     [BLANK] * 5 + [state(lines=[(2, 9)])] * 10, [(7, "new line 2-9 on card B1")]),
+     [BLANK] * 5 + [state(lines=[(2, 9)])] * 10, [(7, "new line left 3 – right 3 on card B1")]),
     ("a whole Doom Cat turn: digit, line, cross",
      [BLANK] * 5 + [state(top={0: (4, False)})] * 5 + [state(lines=[(2, 9)], top={0: (4, False)})]
      * 5 + [TURN] * 5,
-     [(7, "digit 4 written in top box 0 on card B1"), (12, "new line 2-9 on card B1"),
-      (17, "candle 7 crossed on card B1")]),
+     [(7, "digit 4 written in top box 1 on card B1"), (12, "new line left 3 – right 3 on card B1"),
+      (17, "candle lower 5 crossed on card B1")]),
     ("a ghost line in one noisy frame is never announced",
      [BLANK] * 5 + [state(lines=[(0, 11)])] + [BLANK] * 5, []),
     ("two noisy frames apart are never announced",
@@ -53,33 +53,34 @@ TURN = state(lines=[(2, 9)], crossed=[7], top={0: (4, False)})
      []),
     ("a line that vanishes for one frame is not erased",
      [TURN] * 6 + [state(crossed=[7], top={0: (4, False)})] + [TURN] * 5,
-     [(2, "new line 2-9 on card B1"), (2, "candle 7 crossed on card B1"),
-      (2, "digit 4 written in top box 0 on card B1")]),
+     [(2, "new line left 3 – right 3 on card B1"), (2, "candle lower 5 crossed on card B1"),
+      (2, "digit 4 written in top box 1 on card B1")]),
     ("a line hidden by a hand (unknown) is filled from the later frames",
      [state(unknown=["line 2-9"])] * 6 + [state(lines=[(2, 9)])] * 4,
-     [(8, "new line 2-9 on card B1")]),
+     [(8, "new line left 3 – right 3 on card B1")]),
     ("a line hidden by a hand after it was seen is kept, not erased",
      [state(lines=[(2, 9)])] * 5 + [state(unknown=["line 2-9", "candle 2", "top 0"])] * 10,
-     [(2, "new line 2-9 on card B1")]),
+     [(2, "new line left 3 – right 3 on card B1")]),
     ("a digit written then circled",
      [state(top={1: (3, False)})] * 5 + [state(top={1: (3, True)})] * 5,
-     [(2, "digit 3 written in top box 1 on card B1"),
-      (7, "digit 3 circled in top box 1 on card B1")]),
+     [(2, "digit 3 written in top box 2 on card B1"),
+      (7, "digit 3 circled in top box 2 on card B1")]),
     ("a digit written already circled",
      [BLANK] * 3 + [state(top={4: (6, True)})] * 5,
-     [(5, "digit 6 written in top box 4 (circled) on card B1")]),
+     [(5, "digit 6 written in top box 5 (circled) on card B1")]),
     ("a digit corrected",
      [state(top={0: (3, False)})] * 5 + [state(top={0: (5, False)})] * 5,
-     [(2, "digit 3 written in top box 0 on card B1"),
-      (7, "digit 5 written in top box 0 (was 3) on card B1")]),
+     [(2, "digit 3 written in top box 1 on card B1"),
+      (7, "digit 5 written in top box 1 (was 3) on card B1")]),
     ("a card wiped at the end of a game",
-     [TURN] * 5 + [BLANK] * 5, [(2, "new line 2-9 on card B1"), (2, "candle 7 crossed on card B1"),
-                                (2, "digit 4 written in top box 0 on card B1"),
+     [TURN] * 5 + [BLANK] * 5, [(2, "new line left 3 – right 3 on card B1"),
+                                (2, "candle lower 5 crossed on card B1"),
+                                (2, "digit 4 written in top box 1 on card B1"),
                                 (7, "card B1 wiped")]),
     ("one line erased (a mistake corrected)",
      [state(lines=[(2, 9), (0, 5)])] * 5 + [state(lines=[(0, 5)])] * 5,
-     [(2, "new line 0-5 on card B1"), (2, "new line 2-9 on card B1"),
-      (7, "erased line 2-9 on card B1")]),
+     [(2, "new line left 1 – upper 6 on card B1"), (2, "new line left 3 – right 3 on card B1"),
+      (7, "erased line left 3 – right 3 on card B1")]),
 ])
 def test_sigil_table(name, frames, expected):
     events, _ = run(frames)
@@ -109,12 +110,21 @@ def test_cards_are_tracked_apart_and_a_layout_change_starts_over():
     for i in range(5):
         events += tracker.update_all({"A1": state(lines=[(0, 1)]),
                                       "C1": state(crossed=[3], layout="C")}, i / 10)
-    assert [e.text for e in events] == ["new line 0-1 on card A1", "candle 3 crossed on card C1"]
+    assert [e.text for e in events] == ["new line left 1 – upper 2 on card A1",
+                                        "candle left 2 crossed on card C1"]
     assert isinstance(events[0], LineDrawn) and isinstance(events[1], CandleCrossed)
     for i in range(5, 10):
         events += tracker.update("A1", state(layout="D"), i / 10)
     assert len(events) == 2  # a new blank card D: no erase event for card A's line
     assert tracker.state("A1").layout == "D" and tracker.cards() == ("A1", "C1")
+
+
+def test_event_texts_fall_back_to_indices_when_the_layout_is_unknown():
+    # a registered card deleted since: the event still says what changed, by index
+    gone = Erased(t=0.0, card="B1", layout="no-such-card", elements=("line 2-9", "top 0"))
+    assert gone.text == "erased line 2-9, top 0 on card B1"
+    named = Erased(t=0.0, card="B1", layout="A", elements=("line 2-9", "top 0"))
+    assert named.text == "erased line left 3 – right 3, top box 1 on card B1"
 
 
 def test_events_serialise():
@@ -126,7 +136,7 @@ def test_events_serialise():
     json.dumps(docs)
     digit = next(e for e in events if isinstance(e, DigitWritten))
     assert digit.to_json() == {"kind": "digit", "t": 0.2, "card": "B1", "layout": "A",
-                               "text": "digit 4 written in top box 0 on card B1", "box": 0,
+                               "text": "digit 4 written in top box 1 on card B1", "box": 0,
                                "value": 4, "circled": False, "previous": None}
     wiped = next(e for e in events if isinstance(e, Erased))
     assert wiped.wiped and set(wiped.elements) == {"line 2-9", "candle 7", "top 0"}
@@ -190,7 +200,7 @@ def test_a_hand_moving_over_the_card_casts_no_vote():
     # in many frames in a row: those frames are busy (many unknowns, changing), so no event.
     busy = [state(lines=[(6, 8)], unknown=_UNDER_HAND[i % 2]) for i in range(8)]
     events, tracker = run([BLANK] * 3 + busy + [state(lines=[(2, 7)])] * 4)
-    assert [text for _, text in events] == ["new line 2-7 on card B1"]
+    assert [text for _, text in events] == ["new line left 3 – lower 5 on card B1"]
     assert not tracker.busy("B1")
     assert tracker.state("B1").lines == ((2, 7),)
 
@@ -198,7 +208,7 @@ def test_a_hand_moving_over_the_card_casts_no_vote():
 def test_unknowns_that_stay_put_do_not_stop_the_votes():
     glare = _UNDER_HAND[1]  # the same six elements hidden in every frame: glare, not a hand
     events, tracker = run([state(unknown=glare)] * 3 + [state(lines=[(5, 9)], unknown=glare)] * 4)
-    assert [text for _, text in events] == ["new line 5-9 on card B1"]
+    assert [text for _, text in events] == ["new line upper 6 – right 3 on card B1"]
     assert not tracker.busy("B1")
 
 
@@ -210,4 +220,4 @@ def test_the_callers_hand_flag_stops_the_votes():
     assert events == [] and tracker.busy("B1")
     for i in range(6, 9):
         events += tracker.update("B1", state(lines=[(1, 4)]), i / 10)
-    assert [e.text for e in events] == ["new line 1-4 on card B1"]
+    assert [e.text for e in events] == ["new line upper 2 – upper 5 on card B1"]

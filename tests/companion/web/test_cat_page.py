@@ -251,9 +251,13 @@ def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page
         page.click("svg.sigil[data-player='0'][data-card='0'] g[data-candle='7']")
         page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line[data-line='2-7'],"
                                "svg.sigil[data-player='0'][data-card='0'] line.ink")
+        # candles are named as a player sees them (printed number and side), not by index
+        assert page.locator("[data-cross='0-0-4']").inner_text() == "✕ upper 5"
         page.click("[data-cross='0-0-4']")
         # solo: the turn is played, the next roll is awaited
         page.wait_for_selector("#events li:nth-child(4)")
+        log = page.locator("#events").inner_text()
+        assert "line left 3 – lower 5" in log and "candle upper 5" in log, log
         page.wait_for_selector("#turn:text('2')")
         total = page.locator("[data-total='0']").inner_text()
         page.evaluate("window.scrollTo(0, 0)")
