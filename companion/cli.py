@@ -148,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--mid-turn-share", type=share, default=0.0, metavar="F",
                            help="share of cards caught in the middle of a turn (number written, "
                                 "no cross yet; default 0)")
+            p.add_argument("--marker-share", type=share, default=0.5, metavar="F",
+                           help="share of companion cards (with markers); the others are "
+                                "printed cards (default 0.5)")
+            p.add_argument("--hand-share", type=share, default=None, metavar="F",
+                           help="share of photos with a hand over the card (default: as the "
+                                "scene conditions draw it, about 0.25)")
 
     cards = sub.add_parser("cards", help="printable companion cards and card registration") \
         .add_subparsers(dest="cards_command", metavar="COMMAND", required=True)

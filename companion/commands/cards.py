@@ -63,7 +63,8 @@ def render_sigil(args: argparse.Namespace) -> int:
     layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
     out = Path(args.out)
     labels = write_sigil_set(out, args.count, args.seed, layouts,
-                             mid_turn_share=args.mid_turn_share)
+                             mid_turn_share=args.mid_turn_share,
+                             marker_share=args.marker_share, hand_share=args.hand_share)
     print(f"wrote {len(labels)} photos and labels.json to {out}")
     return 0
 
@@ -100,7 +101,7 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]],
 def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
                     px_per_mm: float = 8.0, marker_share: float = 0.5,
                     ghost_share: float = 0.3, mid_turn_share: float = 0.0,
-                    ) -> list[dict[str, Any]]:
+                    hand_share: float | None = None) -> list[dict[str, Any]]:
     """Render ``count`` labelled sigil photos into ``out`` and write ``out/labels.json``.
 
     Image ``i`` depends only on ``(seed, i)``. Each label is DESIGN.md's
@@ -108,7 +109,10 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
     ``mid_turn_share`` of the cards are caught in the middle of a turn
-    (:meth:`calibration.states.RandomCards.photo`).
+    (:meth:`calibration.states.RandomCards.photo`). ``marker_share`` of the cards are companion
+    cards (markers), the others printed; ``hand_share`` of the photos have a hand over the
+    card (None: as :func:`vision.render.sigil.sample_conditions` draws it, and the photos of a
+    seed are the same as before the option existed).
     """
     from calibration.states import RandomCards
 
@@ -123,7 +127,8 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     labels: list[dict[str, Any]] = []
     for i in range(count):
         k, shot, _ = cards.photo(seed, i, mid_turn_share=mid_turn_share, px_per_mm=px_per_mm,
-                                 marker_share=marker_share, ghost_share=ghost_share)
+                                 marker_share=marker_share, ghost_share=ghost_share,
+                                 hand_share=hand_share)
         geom = cards.geoms[k]
         frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
         ghosts = [list(g) for g in shot.ghosts]
