@@ -100,6 +100,14 @@ class PoseConfig:
     marker_agree_mm: float = 1.5    # the refined pose keeps the marker centres seen this close
     fine_first_move: float = 0.5    # a marker pose's fine pass alone is kept when it moves no
     #                                 corner by more than this share of its reach
+    # when no outline's best-ranked rotations fit (a hand hides part of the outline, _recover):
+    recover_starts: int = 32        # rotations of candidate outlines given one coarse pass
+    recover_candidates: int = 6     # those with the most patches agreeing, registered further
+    recover_passes: int = 4         # coarse patch passes at most for each of them
+    recover_completed: int = 6      # candidate outlines completed from three sides ...
+    recover_completions: int = 12   # ... and the best-ranked completions given a coarse pass
+    recover_inliers: int = 24       # patches agreeing, for a pose whose whole-card match the
+    recover_min_match: float = 0.1  # hand spoils below min_match (but not below this)
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -1084,20 +1092,156 @@ def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
     """The card by its outline (:func:`outline_quads`, :func:`_pose_from_quads`); when no
     outline fits the blank card, the quadrilaterals of the straight edges in view
     (:func:`line_quads`: a hand across the card joins it in every mask) and the outlines
-    again, every rotation of each tried."""
+    again, every rotation of each tried; when none fits either, the card is recovered from
+    them (:func:`_recover`: a hand hides part of the outline) or the photo refused."""
     quads = outline_quads(photo.bgr, geom)
     try:
         return _pose_from_quads(photo, geom, refs, cfg, quads)
     except NoCard as exc:
         first = exc
     more = line_quads(photo.bgr, geom)
-    if not more:
-        raise first
-    try:
-        pose, which, notes = _pose_from_quads(photo, geom, refs, cfg, more + quads, True)
-    except NoCard:
-        raise first from None
-    return pose, which, [*notes, "card found by the straight runs of its edges (outline broken)"]
+    if more:
+        try:
+            pose, which, notes = _pose_from_quads(photo, geom, refs, cfg, more + quads, True)
+        except NoCard:
+            pass
+        else:
+            return pose, which, [*notes,
+                                 "card found by the straight runs of its edges (outline broken)"]
+    found = _recover(photo, geom, refs, cfg, more + quads) if more or quads else None
+    if found is None:
+        if not (more or quads):
+            raise first
+        raise NoCard(f"{first}; nor does any candidate outline with a side or corner hidden "
+                     "register with the blank card") from None
+    return found[0], found[1], ["card recovered from a partly hidden outline (every rotation "
+                                "of every candidate outline registered with the blank card)"]
+
+
+def _completions(quad: np.ndarray, geom: CardGeometry,
+                 stretch: Sequence[float] = (0.75, 1.0)) -> list[np.ndarray]:
+    """Quadrilaterals a card may have when one side of ``quad`` (a candidate outline, px, corners
+    in order round it) is not the card's (a hand hides that side, and the outline found runs
+    along the hand instead): for each side, its two neighbours and the opposite side kept and
+    the side moved along the neighbours to where the card's aspect ratio puts it, the opposite
+    side taken as the card's short side and as its long one, each at ``stretch`` times the
+    length the ratio gives (foreshortening: the card tilts away or across). Where the
+    neighbours converge, the distance along them is foreshortened as a line in perspective is
+    (its vanishing point where they meet). Convention: pixel coordinates, (4, 2) float64 each,
+    in the corner order of ``quad``."""
+    q = np.asarray(quad, np.float64)
+    short, long_ = sorted(geom.size_mm)
+    out = []
+    for k in range(4):
+        # side k (corners k, k + 1) hidden; the base is side k + 2 (corners k + 2, k + 3)
+        b1, b0 = q[(k + 2) % 4], q[(k + 3) % 4]        # b1 under corner k + 1, b0 under k
+        u1, u0 = q[(k + 1) % 4] - b1, q[k] - b0
+        n1, n0 = float(np.hypot(*u1)), float(np.hypot(*u0))
+        base = float(np.hypot(*(b1 - b0)))
+        if min(n1, n0, base) < 1.0:
+            continue
+        u1, u0 = u1 / n1, u0 / n0
+        meet = _cross((b1, u1), (b0, u0))
+        # signed distance to the vanishing point along each neighbour (None: parallel)
+        v1 = None if meet is None else float((meet - b1) @ u1)
+        v0 = None if meet is None else float((meet - b0) @ u0)
+        for base_mm, side_mm in ((short, long_), (long_, short)):
+            for f in stretch:
+                a = f * base / base_mm                    # px per mm along the sides at the base
+                pts = []
+                for b, u, v in ((b0, u0, v0), (b1, u1, v1)):
+                    den = 1.0 if v is None or abs(v) < 1.0 else 1.0 + side_mm * a / v
+                    pts.append(b + u * side_mm * a / max(den, 0.3))
+                c = np.empty((4, 2))
+                c[k], c[(k + 1) % 4] = pts
+                c[(k + 2) % 4], c[(k + 3) % 4] = b1, b0
+                out.append(c)
+    return out
+
+
+def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg: PoseConfig,
+             quads: Sequence[np.ndarray]) -> tuple[Pose, int] | None:
+    """The card when no candidate outline's best-ranked rotations fit the blank card: a hand
+    hides part of its outline, so the outlines found are a corner or a side off (the coarse
+    pass from there fails), and the ranking by correlation, which the hand spoils too, puts
+    the right rotation low.
+
+    Every rotation of every quad (at most ``recover_starts`` distinct ones) gets one coarse
+    patch pass (:func:`_refine`, 6 mm reach); the ``recover_candidates`` with the most patches
+    agreeing go on with coarse passes from where the last one put them (each reaches 6 mm
+    further), at most ``recover_passes`` in all, until one moves no corner by more than half
+    a millimetre, then the fine pass. A pose is verified by the patches (at least
+    ``min_inliers`` agreeing over ``min_cover`` of the card after the fine pass) and the
+    candles (``min_candle_match``, as any outline pose), and by the whole card's correlation
+    (``min_match``) or, when the hand hides so much that it spoils that, by many more patches
+    (``recover_inliers``) and a correlation of at least ``recover_min_match``. The best
+    verified pose (by the whole card's correlation) and its reference, or None."""
+    corners = card_corners_mm(geom)
+    starts: list[tuple[np.ndarray, int, np.ndarray]] = []
+
+    def add(h: np.ndarray, i: int) -> None:
+        """``h`` as a start, unless one already given puts every corner within 2 mm of it
+        (the coarse pass, reaching 6 mm, takes both to the same pose)."""
+        at = project(h, corners)
+        tol = max(4.0, 2.0 * photo_px_per_mm(h, geom))
+        if not any(j == i and np.abs(at - a).max() < tol for _, j, a in starts):
+            starts.append((h, i, at))
+
+    for quad in quads:
+        for h in homographies_for_quad(quad, geom):
+            for i in range(len(refs)):
+                add(h, i)
+    del starts[cfg.recover_starts:]
+    # a side the hand hides entirely: the quads completed from the other three, the
+    # best-ranked of them by correlation with the blank card
+    ranked: list[tuple[float, np.ndarray, int]] = []
+    for quad in quads[:cfg.recover_completed]:
+        for c in _completions(quad, geom):
+            if not cv2.isContourConvex(np.round(c).astype(np.int32).reshape(-1, 1, 2)):
+                continue
+            hs = homographies_for_quad(c.astype(np.float32), geom)
+            for k in (0, 1):
+                g = _zero_mean(_normalised(photo.grey, hs[k], geom, RANK_PPM))
+                for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
+                    for i, r in enumerate(refs):
+                        ranked.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()),
+                                       hs[kk], i))
+    ranked.sort(key=lambda x: -x[0])
+    n = len(starts)
+    for _, h, i in ranked:
+        if len(starts) >= n + cfg.recover_completions:
+            break
+        add(h, i)
+    first: list[tuple[int, np.ndarray, int]] = []
+    for h, i, _ in starts:
+        r = _refine(photo, h, geom, refs[i], fine=False)
+        if r is not None:
+            first.append((r[1], r[0], i))
+    first.sort(key=lambda x: -x[0])
+    best: tuple[float, np.ndarray, int] | None = None
+    for _, h, i in first[:cfg.recover_candidates]:
+        for _ in range(cfg.recover_passes - 1):
+            r = _refine(photo, h, geom, refs[i], fine=False)
+            if r is None:
+                break
+            moved = float(np.abs(project(r[0], corners) - project(h, corners)).max())
+            h = r[0]
+            if moved < 0.5 * photo_px_per_mm(h, geom):
+                break
+        r = _refine(photo, h, geom, refs[i], coarse=False)
+        if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
+            continue
+        score, candles = _fit(photo.grey, r[0], geom, refs[i], cfg)
+        if candles < cfg.min_candle_match or score < cfg.recover_min_match \
+                or (score < cfg.min_match and r[1] < cfg.recover_inliers):
+            continue
+        if best is None or score > best[0]:
+            best = (score, r[0], i)
+        if score >= cfg.good_match:
+            break
+    if best is None:
+        return None
+    return _pose_of(best[1], geom, "outline"), best[2]
 
 
 def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],

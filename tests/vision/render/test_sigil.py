@@ -200,6 +200,19 @@ def test_mid_turn_cards_are_labelled_and_leave_other_seeds_alone(tmp_path):
             "complete"
 
 
+def test_render_sigil_command_fixes_the_printed_and_hand_shares(tmp_path):
+    """``--marker-share 0 --hand-share 1``: printed cards only, every one under a hand (a
+    targeted set); the labels say so."""
+    assert main(["render", "sigil", str(tmp_path / "t"), "--count", "3", "--seed", "6",
+                 "--marker-share", "0", "--hand-share", "1"]) == 0
+    labels = json.loads((tmp_path / "t" / "labels.json").read_text(encoding="utf-8"))
+    assert len(labels) == 3
+    assert all(e["conditions"]["hand"] and not e["conditions"]["markers"]
+               and e["conditions"]["art"] == "printed" for e in labels)
+    with pytest.raises(SystemExit):
+        main(["render", "sigil", str(tmp_path / "x"), "--hand-share", "-0.1"])
+
+
 def test_render_sigil_command(tmp_path, capsys):
     assert main(["render", "sigil", str(tmp_path / "out"), "--count", "2", "--seed", "5"]) == 0
     assert "wrote 2 photos" in capsys.readouterr().out

@@ -6,12 +6,19 @@ import pytest
 
 from companion.doomcat.layouts import load_layout
 from vision.render.cardface import card_face
-from vision.render.sigil import CardStyle, photograph, render_card, sample_conditions
+from vision.render.sigil import (
+    CardStyle,
+    _background,
+    photograph,
+    render_card,
+    sample_conditions,
+)
 from vision.sigil.geometry import card_geometry, project
 from vision.sigil.ink import prepare_reference
 from vision.sigil.pose import (
     NoCard,
     PoseConfig,
+    _completions,
     _min_channel_normalised,
     _Photo,
     _quads_from_runs,
@@ -341,3 +348,74 @@ def test_markers_a_millimetre_off_are_refined_coarse_then_fine(monkeypatch):
     assert pose.method == "markers"
     assert passes == [4.0, 2.0, 4.0]
     assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def _hide_side(frame: np.ndarray, corners: np.ndarray, side: int, depth: float,
+               colour: tuple[int, int, int] = (95, 125, 175)) -> None:
+    """Paint an arm (one flat colour) over side ``side`` of the card (corners TL, TR, BR, BL,
+    px) and ``depth`` of the card beyond it, reaching out of the card well past that side."""
+    a, b = corners[side], corners[(side + 1) % 4]
+    c, d = corners[(side + 2) % 4], corners[(side + 3) % 4]
+    along = b - a
+    inner_b, inner_a = b + depth * (c - b), a + depth * (d - a)
+    outer_b, outer_a = b - 1.5 * (c - b), a - 1.5 * (d - a)
+    poly = np.array([outer_a - 0.15 * along, outer_b + 0.15 * along, inner_b + 0.15 * along,
+                     inner_a - 0.15 * along])
+    cv2.fillPoly(frame, [np.round(poly).astype(np.int32)], colour, cv2.LINE_AA)
+
+
+@pytest.mark.parametrize(("letter", "design", "seed", "side", "tilt"), [
+    ("C", 1, 81, 0, 40.0),
+    ("A", 2, 82, 1, 30.0),
+])
+def test_a_card_whose_whole_side_a_hand_hides_is_recovered(letter, design, seed, side, tilt):
+    """An arm over one whole side (both its corners) of a printed card: the outlines found
+    run along the arm, no candidate's best-ranked rotation fits; the card is recovered from
+    the three sides in view (completed by the card's aspect ratio) and registered with the
+    blank card, and its pose is as precise as a whole card's."""
+    frame, info, geom = _photo(letter, "printed", design, seed, hand=False, tilt_deg=tilt,
+                               motion_px=0.0, fill=0.3, background="wood")
+    _hide_side(frame, info.card_corners_px, side, 0.3)
+    pose, which, notes = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                                   [_reference(letter, "printed", design)])
+    assert any("recovered" in n for n in notes)
+    assert pose.method == "outline" and which == 0
+    assert _error_px(pose.homography, info.homography, geom) < 1.5
+
+
+def test_completions_put_a_hidden_side_where_the_aspect_ratio_does():
+    """Seen square on (no perspective), one completion of an outline whose side k runs
+    along a hand is the card itself, whichever side it is."""
+    geom = card_geometry(load_layout("B"))
+    w, h = geom.size_mm
+    card = np.array([[100.0, 50.0], [100 + 3 * w, 50.0], [100 + 3 * w, 50 + 3 * h],
+                     [100.0, 50 + 3 * h]])
+    for k in range(4):
+        wrong = card.copy()
+        inward = card[(k + 2) % 4] - card[(k + 1) % 4]
+        wrong[k] += 0.4 * inward
+        wrong[(k + 1) % 4] += 0.4 * inward
+        found = _completions(wrong, geom)
+        assert min(float(np.abs(c - card).max()) for c in found) < 1e-6
+        assert all(np.abs(c - card).max() > 5 for c in _completions(wrong, geom, (0.75,)))
+
+
+def test_a_pale_sheet_with_no_card_is_still_refused(monkeypatch):
+    """A blank sheet of the card's shape on a table: card-shaped outlines, none of them the
+    card; the recovery registers them and verifies none, and the photo is refused."""
+    import vision.sigil.pose as pose_module
+
+    calls = []
+    original = pose_module._recover
+    monkeypatch.setattr(pose_module, "_recover",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    rng = np.random.default_rng(91)
+    frame = _background(rng, "wood").astype(np.uint8)
+    sheet = np.array([[500, 150], [760, 190], [720, 560], [450, 510]], np.int32)
+    cv2.fillPoly(frame, [sheet], (225, 228, 232), cv2.LINE_AA)
+    _hide_side(frame, sheet.astype(np.float64), 2, 0.3)
+    geom = card_geometry(load_layout("C"))
+    with pytest.raises(NoCard, match="no card matching layout"):
+        find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                  [_reference("C", "printed", 1)])
+    assert calls
