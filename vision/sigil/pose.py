@@ -1188,9 +1188,14 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
             starts.append((h, i, at))
 
     for quad in quads:
-        for h in homographies_for_quad(quad, geom):
+        even, odd = _opposite_means(quad)
+        # the card's short sides on the quad's shorter pair, unless the two pairs are about
+        # equal (as _pose_from_quads; a side the hand hides is the completions' case)
+        turns = (0, 2) if even < 0.87 * odd else (1, 3) if odd < 0.87 * even else (0, 1, 2, 3)
+        hs = homographies_for_quad(quad, geom)
+        for k in turns:
             for i in range(len(refs)):
-                add(h, i)
+                add(hs[k], i)
     del starts[cfg.recover_starts:]
     # a side the hand hides entirely: the quads completed from the other three, the
     # best-ranked of them by correlation with the blank card
