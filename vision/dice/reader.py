@@ -146,20 +146,27 @@ def _fold(rows: np.ndarray, weights: tuple) -> np.ndarray:
     """Integer weighted sums along axis 1 of ``rows`` ``(G, p, C)``: ``(G * q, C)`` uint16."""
     g, _, c = rows.shape
     out = np.empty((g, len(weights), c), np.uint16)
-    part = np.empty((g, c), np.uint16)
+    part = None
     for o, terms in enumerate(weights):
         acc = out[:, o]
-        first = True
-        for w, sources in terms:
-            dst = acc if first else part
-            np.copyto(dst, rows[:, sources[0]])
-            for s in sources[1:]:
-                dst += rows[:, s]
+        for t, (w, sources) in enumerate(sorted(terms, reverse=True)):  # heaviest first
+            if t > 0 and w == 1:
+                for s in sources:
+                    acc += rows[:, s]
+                continue
+            if t > 0 and part is None:
+                part = np.empty((g, c), np.uint16)
+            dst = acc if t == 0 else part
+            if len(sources) == 1:
+                np.copyto(dst, rows[:, sources[0]])
+            else:
+                np.add(rows[:, sources[0]], rows[:, sources[1]], out=dst, dtype=np.uint16)
+                for s in sources[2:]:
+                    dst += rows[:, s]
             if w != 1:
                 dst *= w
-            if not first:
-                acc += part
-            first = False
+            if t > 0:
+                acc += dst
     return out.reshape(g * len(weights), c)
 
 
@@ -230,23 +237,25 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:
-    order = list(np.argsort(-scores))
+    order = np.argsort(-scores).tolist()
+    rows = boxes.tolist()  # Python floats: the same doubles, without numpy scalar overhead
+    areas = [(x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in rows]
     keep: list[int] = []
     for i in order:
         if len(keep) >= limit:
             break
+        x0, y0, x1, y1 = rows[i]
         ok = True
         for j in keep:
-            xx0, yy0 = max(boxes[i, 0], boxes[j, 0]), max(boxes[i, 1], boxes[j, 1])
-            xx1, yy1 = min(boxes[i, 2], boxes[j, 2]), min(boxes[i, 3], boxes[j, 3])
+            bx0, by0, bx1, by1 = rows[j]
+            xx0, yy0 = max(x0, bx0), max(y0, by0)
+            xx1, yy1 = min(x1, bx1), min(y1, by1)
             inter = max(0.0, xx1 - xx0) * max(0.0, yy1 - yy0)
-            ai = (boxes[i, 2] - boxes[i, 0]) * (boxes[i, 3] - boxes[i, 1])
-            aj = (boxes[j, 2] - boxes[j, 0]) * (boxes[j, 3] - boxes[j, 1])
-            if inter / max(ai + aj - inter, 1e-6) > iou:
+            if inter / max(areas[i] + areas[j] - inter, 1e-6) > iou:
                 ok = False
                 break
         if ok:
-            keep.append(int(i))
+            keep.append(i)
     return keep
 
 
@@ -262,10 +271,14 @@ def die_color(face: np.ndarray) -> str:
     grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY).reshape(-1)
     t, _ = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     light = grey > t
-    body = light if light.mean() >= 0.5 else ~light
-    if body.sum() < 3:
+    body = light if 2 * np.count_nonzero(light) >= light.size else ~light
+    if np.count_nonzero(body) < 3:
         body = np.ones_like(light)
-    hue, sat, val = np.median(hsv[body], axis=0)
+    # the per-channel median (np.median's value: the middle one, or the mean of the two
+    # middle ones), from one sort of the few hundred pixels
+    part = np.sort(hsv[body], axis=0)
+    n = len(part)
+    hue, sat, val = (part[(n - 1) // 2].astype(np.float64) + part[n // 2]) / 2.0
     if val < 70:
         return "black"
     if sat < 55:
