@@ -105,7 +105,7 @@ class PoseConfig:
     recover_candidates: int = 6     # those with the most patches agreeing, registered further
     recover_passes: int = 4         # coarse patch passes at most for each of them
     recover_completed: int = 6      # candidate outlines completed from three sides ...
-    recover_completions: int = 12   # ... and the best-ranked completions given a coarse pass
+    recover_completions: int = 18   # ... and the best-ranked completions given a coarse pass
     recover_inliers: int = 24       # patches agreeing, for a pose whose whole-card match the
     recover_min_match: float = 0.1  # hand spoils below min_match (but not below this)
 
