@@ -15,6 +15,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -32,6 +33,10 @@ RECT_PX_PER_MM = 4.0
 # fills no box, the Owl's candle not knocked over, the Rat's third write. The sigil reader's
 # check of those counts (vision.sigil.bookkeeping) is turned off for their cards.
 FAMILIARS_BREAKING_COUNTS = frozenset({"F02", "F03", "F04", "F09"})
+# While the watched card is not found, the reader's costly recovery of a card whose outline a
+# hand hides (vision.sigil.pose.PoseConfig.recover: 0.2-1 s CPU on a frame with card-shaped
+# clutter and no card) runs on the first frame that misses it and then on every this many.
+RECOVER_EVERY = 10
 ROLL_AREA_COLOUR = (255, 255, 0)   # BGR: cyan
 
 
@@ -66,16 +71,20 @@ class Processor:
             if self.read_dice is None:
                 self.unavailable["dice reader"] = why or "vision.dice has no read_dice"
         self.read_sigil = read_sigil
-        # the reader's configuration for cards whose familiar breaks the counts (None: an
-        # injected reader, called as documented, without a configuration)
-        self.counts_off: Any = None
+        # the reader's configurations, by (counts checked, recovery on); empty: an injected
+        # reader, called as documented, without a configuration
+        self.configs: dict[tuple[bool, bool], Any] = {}
         if self.read_sigil is None:
             mod, why = _try("vision.sigil")
             self.read_sigil = getattr(mod, "read_sigil", None)
             if self.read_sigil is None:
                 self.unavailable["sigil reader"] = why or "vision.sigil has no read_sigil"
             elif hasattr(mod, "SigilConfig"):
-                self.counts_off = mod.SigilConfig(match_written_crossed=False)
+                for counts in (True, False):
+                    cfg = mod.SigilConfig(match_written_crossed=counts)
+                    self.configs[counts, True] = cfg
+                    self.configs[counts, False] = replace(cfg, pose=replace(cfg.pose,
+                                                                            recover=False))
         self.load_layout = load_layout
         if self.load_layout is None:
             mod, why = _try("companion.doomcat.layouts")
@@ -95,6 +104,8 @@ class Processor:
         # card id -> the card's last pose (card mm -> px): a card that has not moved is found
         # there again without the outline search, when the reader takes a hint
         self._poses: dict[str, np.ndarray] = {}
+        # card id -> frames in a row the card was not found in
+        self._misses: dict[str, int] = {}
 
     def layout(self, name: str) -> Any:
         if name not in self._layouts:
@@ -155,13 +166,16 @@ class Processor:
         try:
             layout = self.layout(letter)
             more = {}
-            if self.counts_off is not None and \
-                    self.hub.camera_familiar() in FAMILIARS_BREAKING_COUNTS:
-                more["config"] = self.counts_off
+            if self.configs:
+                counts = self.hub.camera_familiar() not in FAMILIARS_BREAKING_COUNTS
+                recover = self._misses.get(card_id, 0) % RECOVER_EVERY == 0
+                more["config"] = self.configs[counts, recover]
             reading = self.read_sigil(image, layout, references(letter) or None, hint=hint,
                                       **more)
         except BadInput as exc:
+            self._misses[card_id] = self._misses.get(card_id, 0) + 1
             return {"card": card_id, "layout": letter, "error": str(exc)}
+        self._misses.pop(card_id, None)
         state = reading.state
         pose = getattr(reading, "pose", None)
         if pose is not None and getattr(pose, "homography", None) is not None:

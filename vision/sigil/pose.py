@@ -100,7 +100,10 @@ class PoseConfig:
     marker_agree_mm: float = 1.5    # the refined pose keeps the marker centres seen this close
     fine_first_move: float = 0.5    # a marker pose's fine pass alone is kept when it moves no
     #                                 corner by more than this share of its reach
-    # when no outline's best-ranked rotations fit (a hand hides part of the outline, _recover):
+    # when no outline's best-ranked rotations fit (a hand hides part of the outline, _recover;
+    # off: such a photo is refused. It costs 0.2-1 s CPU on a frame with card-shaped clutter
+    # and no card, so the live loop runs it only now and then while the card is not found):
+    recover: bool = True
     recover_starts: int = 32        # rotations of candidate outlines given one coarse pass
     recover_candidates: int = 6     # those with the most patches agreeing, registered further
     recover_passes: int = 4         # coarse patch passes at most for each of them
@@ -1108,10 +1111,10 @@ def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
         else:
             return pose, which, [*notes,
                                  "card found by the straight runs of its edges (outline broken)"]
-    found = _recover(photo, geom, refs, cfg, more + quads) if more or quads else None
+    if not (cfg.recover and (more or quads)):
+        raise first
+    found = _recover(photo, geom, refs, cfg, more + quads)
     if found is None:
-        if not (more or quads):
-            raise first
         raise NoCard(f"{first}; nor does any candidate outline with a side or corner hidden "
                      "register with the blank card") from None
     return found[0], found[1], ["card recovered from a partly hidden outline (every rotation "

@@ -381,6 +381,10 @@ def test_a_card_whose_whole_side_a_hand_hides_is_recovered(letter, design, seed,
     assert any("recovered" in n for n in notes)
     assert pose.method == "outline" and which == 0
     assert _error_px(pose.homography, info.homography, geom) < 1.5
+    # with the recovery off (the live loop, between its tries while no card is found): refused
+    with pytest.raises(NoCard, match="no card matching layout"):
+        find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                  [_reference(letter, "printed", design)], PoseConfig(recover=False))
 
 
 def test_completions_put_a_hidden_side_where_the_aspect_ratio_does():
