@@ -164,13 +164,20 @@ def test_the_sigil_readers_bookkeeping_is_off_for_familiars_that_break_it(
         seen.append(config)
         raise NoCard("no card")
 
+    processor = _watching_card_a(tmp_path, familiar, fake_sigil)
+    processor(np.full((240, 320, 3), 90, np.uint8), 0.0)
+    assert seen[0].match_written_crossed == counts
+
+
+def _watching_card_a(tmp_path, familiar, read_sigil) -> Processor:
+    """A live processor watching card A of a player with ``familiar``: its own sigil reader
+    configurations (as installed), ``read_sigil`` called in the reader's place, no dice."""
     hub = Hub(Store(tmp_path / "g.sqlite"))
     hub.camera_card = lambda: ("p1c1", "A")
     hub.camera_familiar = lambda: familiar
     processor = Processor(hub, read_dice=lambda image: DiceReading(()))
-    processor.read_sigil = fake_sigil
-    processor(np.full((240, 320, 3), 90, np.uint8), 0.0)
-    assert seen[0].match_written_crossed == counts
+    processor.read_sigil = read_sigil
+    return processor
 
 
 def test_the_costly_outline_recovery_runs_now_and_then_while_the_card_is_missing(tmp_path):
@@ -191,11 +198,7 @@ def test_the_costly_outline_recovery_runs_now_and_then_while_the_card_is_missing
             return SimpleNamespace(state=SigilState.of("A"), pose=None)
         raise NoCard("no card")
 
-    hub = Hub(Store(tmp_path / "g.sqlite"))
-    hub.camera_card = lambda: ("p1c1", "A")
-    hub.camera_familiar = lambda: None
-    processor = Processor(hub, read_dice=lambda image: DiceReading(()))
-    processor.read_sigil = fake_sigil
+    processor = _watching_card_a(tmp_path, None, fake_sigil)
     frame = np.full((240, 320, 3), 90, np.uint8)
     for i in range(12):
         readings, _ = processor(frame, i / 10)
