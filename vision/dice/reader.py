@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -120,78 +118,6 @@ def _prep(batch: np.ndarray) -> np.ndarray:
     return x
 
 
-@lru_cache(maxsize=64)
-def _area_weights(src: int, dst: int) -> tuple[int, int, tuple] | None:
-    """How ``cv2.INTER_AREA`` shrinks ``src`` pixels to ``dst`` when ``src / dst = p / q``
-    (lowest terms) with a small odd ``p``: each run of ``p`` source pixels gives ``q`` output
-    pixels, output ``o`` being ``sum_s w[o][s] * pixel[s] / p`` with integer weights ``w``
-    (the overlap of output cell and source pixel in units of ``1 / q`` pixel). Returns
-    ``(p, q, w)`` as ``w[o] = ((weight, (s, ...)), ...)``, or None for other ratios."""
-    ratio = Fraction(src, dst)
-    p, q = ratio.numerator, ratio.denominator
-    if p > 15 or p % 2 == 0 or p <= q:
-        return None
-    rows = []
-    for o in range(q):
-        by_weight: dict[int, list[int]] = {}
-        for s in range(p):
-            w = min((o + 1) * p, (s + 1) * q) - max(o * p, s * q)
-            if w > 0:
-                by_weight.setdefault(w, []).append(s)
-        rows.append(tuple((w, tuple(ss)) for w, ss in sorted(by_weight.items())))
-    return p, q, tuple(rows)
-
-
-def _fold(rows: np.ndarray, weights: tuple) -> np.ndarray:
-    """Integer weighted sums along axis 1 of ``rows`` ``(G, p, C)``: ``(G * q, C)`` uint16."""
-    g, _, c = rows.shape
-    out = np.empty((g, len(weights), c), np.uint16)
-    part = None
-    for o, terms in enumerate(weights):
-        acc = out[:, o]
-        for t, (w, sources) in enumerate(sorted(terms, reverse=True)):  # heaviest first
-            if t > 0 and w == 1:
-                for s in sources:
-                    acc += rows[:, s]
-                continue
-            if t > 0 and part is None:
-                part = np.empty((g, c), np.uint16)
-            dst = acc if t == 0 else part
-            if len(sources) == 1:
-                np.copyto(dst, rows[:, sources[0]])
-            else:
-                np.add(rows[:, sources[0]], rows[:, sources[1]], out=dst, dtype=np.uint16)
-                for s in sources[2:]:
-                    dst += rows[:, s]
-            if w != 1:
-                dst *= w
-            if t > 0:
-                acc += dst
-    return out.reshape(g * len(weights), c)
-
-
-def _shrink(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """``cv2.resize(image, size, interpolation=cv2.INTER_AREA)`` for a BGR ``uint8`` image,
-    byte for byte, faster when both ratios are small fractions ``p / q`` with ``p`` odd (a
-    1280x720 or 1920x1080 frame shrunk to 512x288): OpenCV's general area path sums float
-    weights ``k / p`` per axis; here the same sums are exact integers ``N``, and since
-    ``N / (p_x p_y)`` can never lie half-way between two integers when ``p_x p_y`` is odd (and
-    OpenCV's float error is far below the ``1 / (2 p_x p_y)`` margin), rounding ``N / (p_x
-    p_y)`` gives OpenCV's bytes. Both axes are folded with row operations (the second after a
-    transpose)."""
-    h, w = image.shape[:2]
-    fx, fy = _area_weights(w, size[0]), _area_weights(h, size[1])
-    if fx is None or fy is None or image.ndim != 3 or (fx[1] == 1 and fy[1] == 1):
-        return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    (px, _, wx), (py, _, wy) = fx, fy
-    image = np.ascontiguousarray(image)
-    c = image.shape[2]
-    tall = _fold(image.reshape(h // py, py, w * c), wy).reshape(size[1], w, c)
-    wide = _fold(cv2.transpose(tall).reshape(w // px, px, size[1] * c), wx)
-    return cv2.transpose(cv2.convertScaleAbs(wide.reshape(size[0], size[1], c),
-                                             alpha=1.0 / (px * py)))
-
-
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -204,12 +130,8 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
     if max(h, w) < config.min_side:
         scale = config.min_side / max(h, w)
     sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
-    if (sw, sh) == (w, h):
-        small = image
-    elif scale < 1:
-        small = _shrink(image, (sw, sh))
-    else:
-        small = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_LINEAR)
+    small = image if (sw, sh) == (w, h) else cv2.resize(
+        image, (sw, sh), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
     pw, ph = -sw % 16, -sh % 16
     if pw or ph:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
@@ -274,11 +196,7 @@ def die_color(face: np.ndarray) -> str:
     body = light if 2 * np.count_nonzero(light) >= light.size else ~light
     if np.count_nonzero(body) < 3:
         body = np.ones_like(light)
-    # the per-channel median (np.median's value: the middle one, or the mean of the two
-    # middle ones), from one sort of the few hundred pixels
-    part = np.sort(hsv[body], axis=0)
-    n = len(part)
-    hue, sat, val = (part[(n - 1) // 2].astype(np.float64) + part[n // 2]) / 2.0
+    hue, sat, val = np.median(hsv[body], axis=0)
     if val < 70:
         return "black"
     if sat < 55:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import cv2
 import numpy as np
 import pytest
 
@@ -41,23 +40,6 @@ def test_blank_images_have_no_dice(image):
 def test_unusable_input_raises_invalid_image(bad):
     with pytest.raises(InvalidImage):
         read_dice(bad)
-
-
-@pytest.mark.parametrize("size, out", [
-    ((1280, 720), (512, 288)), ((1920, 1080), (512, 288)), ((640, 480), (512, 384)),
-    ((1280, 960), (512, 384)), ((1366, 768), (512, 288)), ((1024, 768), (512, 384)),
-])
-def test_shrink_matches_opencv_inter_area_byte_for_byte(size, out):
-    from vision.dice.reader import _shrink
-
-    rng = np.random.default_rng(size[0])
-    frames = [rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8),
-              np.full((size[1], size[0], 3), 255, np.uint8),
-              np.repeat(np.arange(size[0], dtype=np.uint8)[None, :, None] * 7, size[1], 0)
-              .repeat(3, 2)]
-    for frame in frames:
-        want = cv2.resize(frame, out, interpolation=cv2.INTER_AREA)
-        assert np.array_equal(_shrink(frame, out), want)
 
 
 def test_reading_is_pure_and_repeatable():
