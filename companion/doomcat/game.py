@@ -160,28 +160,29 @@ class Card:
 
     def chord_problem(self, line: Line, *, moth: bool = False) -> str | None:
         """Why ``line`` cannot be drawn on this card now (geometry and crossed candles)."""
-        a, b = line
         if line in self.lines:
-            return (f"line {a}-{b} is already drawn (One per candle pair: only one line "
-                    "between any pair of candles)")
+            return (f"{_said(self.layout, line)} is already drawn (One per candle pair: only "
+                    "one line between any pair of candles)")
         crossed_ends = [c for c in line if c in self.crossed]
         if crossed_ends and not (moth and len(crossed_ends) == 1):
-            return (f"line {a}-{b} uses crossed-out candle {crossed_ends[0]} (Usable: you "
+            return (f"{_said(self.layout, line)} uses crossed-out "
+                    f"{_said(self.layout, candle=crossed_ends[0])} (Usable: you "
                     "cannot use a candle after it is crossed out)")
         bd = board(self.layout)
         if line not in bd.must_curve and bd.through[line]:
-            return (f"line {a}-{b} passes through candle {bd.through[line][0]} (Middles: never "
+            return (f"{_said(self.layout, line)} passes through "
+                    f"{_said(self.layout, candle=bd.through[line][0])} (Middles: never "
                     "draw lines through other candles)")
         existing = self.drawing.crossing_ids
         for other in self.lines:
             pid = bd.cross_id(line, other)
             if pid is not None and pid in existing:
-                return (f"line {a}-{b} passes through an existing intersection (Middles: "
-                        "never draw lines through line intersections)")
+                return (f"{_said(self.layout, line)} passes through an existing intersection "
+                        "(Middles: never draw lines through line intersections)")
         for other in self.lines:
             if (line, other) in bd.touching:
-                return (f"line {a}-{b} meets line {other[0]}-{other[1]} along its length "
-                        "(Direct / No recrossing)")
+                return (f"{_said(self.layout, line)} meets {_said(self.layout, other)} along its "
+                        "length (Direct / No recrossing)")
         return None
 
     @cached_property
@@ -294,6 +295,18 @@ def _ints(value: Any, n: int, what: str, low: int, high: int) -> tuple[int, ...]
     if not all(low <= v <= high for v in value):
         raise IllegalMove(f"{what}: values must lie in {low}-{high}, got {list(value)}")
     return tuple(value)
+
+
+def _said(layout: Layout, line: Line | None = None, candle: int | None = None) -> str:
+    """A line or a candle as a refusal says it: the indices (the events' language) and what a
+    player calls the candles (Layout.candle_names): "line 2-9 (left 3 – right 3)",
+    "candle 4 (upper 5)"."""
+    names = layout.candle_names
+    if line is not None:
+        a, b = line
+        return f"line {a}-{b} ({names[a]} – {names[b]})"
+    assert candle is not None
+    return f"candle {candle} ({names[candle]})"
 
 
 def _pair(value: Any, what: str) -> Line:
@@ -606,7 +619,7 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     if fam == "F07":
         erase = _pair(power.get("erase"), "Snake erase")
         if erase not in lines:
-            raise IllegalMove(f"Snake: line {erase[0]}-{erase[1]} is not drawn on card {k}")
+            raise IllegalMove(f"Snake: {_said(card.layout, erase)} is not drawn on card {k}")
         lines.remove(erase)
     work = dataclasses.replace(card, lines=tuple(lines))
     line_value = event.get("line")
@@ -620,7 +633,7 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         line = _pair(line_value, "move line")
         if not _matches(card.layout, line, dice[j], dice[m], w1, w2):
             na, nb = (card.layout.candles[c].number for c in line)
-            raise IllegalMove(f"move: line {line[0]}-{line[1]} joins candles {na} and {nb} but "
+            raise IllegalMove(f"move: {_said(card.layout, line)} joins candles {na} and {nb} but "
                               f"the other two dice show {dice[j]} and {dice[m]} (draw a line "
                               "between two candles matching the two remaining dice)")
         problem = work.chord_problem(line, moth=moth)
@@ -639,16 +652,18 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         options = [c for c in card.layout.candles_numbered(n) if c not in card.crossed]
         if fam != "F04" and options:
             raise IllegalMove(f"move: cross out a candle numbered {n} (your cat knocks over a "
-                              f"candle with the number you wrote): {options}")
+                              "candle with the number you wrote): "
+                              + ", ".join(_said(card.layout, candle=c) for c in options))
     else:
         if cross not in range(12) or isinstance(cross, bool):
             raise IllegalMove(f"move: 'cross' is a candle index 0-11, got {cross!r}")
         if card.layout.candles[cross].number != n:
-            raise IllegalMove(f"move: candle {cross} shows {card.layout.candles[cross].number}, "
+            raise IllegalMove(f"move: {_said(card.layout, candle=cross)} shows "
+                              f"{card.layout.candles[cross].number}, "
                               f"not {n} (cross out a candle with the number you wrote)")
         if cross in card.crossed:
-            raise IllegalMove(f"move: candle {cross} is already crossed out (Once: candles can "
-                              "only be crossed out once)")
+            raise IllegalMove(f"move: {_said(card.layout, candle=cross)} is already crossed out "
+                              "(Once: candles can only be crossed out once)")
         if fam == "F04":
             raise IllegalMove("Owl: using the Owl means crossing out no candle ('cross': null)")
         crossed = tuple(sorted((*crossed, cross)))
@@ -712,7 +727,7 @@ def _tiebreak_line(state: GameState, event: Mapping[str, Any]) -> GameState:
     else:
         line = _pair(event.get("line"), "tiebreak line")
         if not _matches(card.layout, line, d1, d2, w1, w2):
-            raise IllegalMove(f"tiebreak_line: line {line[0]}-{line[1]} does not match the dice "
+            raise IllegalMove(f"tiebreak_line: {_said(card.layout, line)} does not match the dice "
                               f"{d1} and {d2}")
         problem = card.chord_problem(line)
         if problem:

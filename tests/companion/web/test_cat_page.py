@@ -56,7 +56,7 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
       {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "line 0-1"),
     ([{"type": "roll", "dice": [3, 5, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5},
-      {"type": "cross", "player": 0, "card": 0, "candle": 9}], "candle 9 shows 3"),
+      {"type": "cross", "player": 0, "card": 0, "candle": 9}], "candle 9 (right 3) shows 3"),
     ([{"type": "roll", "dice": [3, None, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5}], "unread die"),
     ([{"type": "roll", "dice": [3, 5, 5]},
