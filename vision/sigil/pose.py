@@ -355,6 +355,14 @@ def _opposite_means(quad: np.ndarray) -> tuple[float, float]:
     return (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
 
 
+def _short_side_turns(quad: np.ndarray) -> tuple[int, ...]:
+    """The rotations of :func:`homographies_for_quad` that put the card's short sides on the
+    quad's shorter pair of sides, or all four when strong perspective makes the pairs about
+    equal."""
+    even, odd = _opposite_means(quad)
+    return (0, 2) if even < 0.87 * odd else (1, 3) if odd < 0.87 * even else (0, 1, 2, 3)
+
+
 def _ratio(quad: np.ndarray) -> float:
     """Long over short of the mean opposite sides."""
     a, b = _opposite_means(quad)
@@ -1191,12 +1199,10 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
             starts.append((h, i, at))
 
     for quad in quads:
-        even, odd = _opposite_means(quad)
-        # the card's short sides on the quad's shorter pair, unless the two pairs are about
-        # equal (as _pose_from_quads; a side the hand hides is the completions' case)
-        turns = (0, 2) if even < 0.87 * odd else (1, 3) if odd < 0.87 * even else (0, 1, 2, 3)
+        # the card's short sides on the quad's shorter pair, as _pose_from_quads (a side the
+        # hand hides is the completions' case)
         hs = homographies_for_quad(quad, geom)
-        for k in turns:
+        for k in _short_side_turns(quad):
             for i in range(len(refs)):
                 add(hs[k], i)
     del starts[cfg.recover_starts:]
@@ -1207,13 +1213,9 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
         for c in _completions(quad, geom):
             if not cv2.isContourConvex(np.round(c).astype(np.int32).reshape(-1, 1, 2)):
                 continue
-            hs = homographies_for_quad(c.astype(np.float32), geom)
-            for k in (0, 1):
-                g = _zero_mean(_normalised(photo.grey, hs[k], geom, RANK_PPM))
-                for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
-                    for i, r in enumerate(refs):
-                        ranked.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()),
-                                       hs[kk], i))
+            ranked += _ranked_turns(photo, geom, refs,
+                                    homographies_for_quad(c.astype(np.float32), geom),
+                                    (0, 1, 2, 3))
     ranked.sort(key=lambda x: -x[0])
     n = len(starts)
     for _, h, i in ranked:
@@ -1252,6 +1254,27 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
     return _pose_of(best[1], geom, "outline"), best[2]
 
 
+def _ranked_turns(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
+                  hs: Sequence[np.ndarray], turns: Sequence[int],
+                  ) -> list[tuple[float, np.ndarray, int]]:
+    """``(score, homography, reference index)`` for each rotation ``k`` in ``turns`` of the
+    homographies ``hs`` (:func:`homographies_for_quad`) and each reference: the correlation of
+    the rectified photo with the blank card at RANK_PPM (only the order counts: refined poses
+    are checked at MATCH_PPM). The card turned half round is the same rectified image turned
+    half round, so each pair of opposite rotations is rectified once."""
+    out: list[tuple[float, np.ndarray, int]] = []
+    for k in (0, 1):
+        if k not in turns and k + 2 not in turns:
+            continue
+        g = _zero_mean(_normalised(photo.grey, hs[k], geom, RANK_PPM))
+        for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
+            if kk in turns:
+                for i, r in enumerate(refs):
+                    out.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()), hs[kk],
+                                i))
+    return out
+
+
 def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
                      cfg: PoseConfig, quads: Sequence[np.ndarray], every_turn: bool = False,
                      ) -> tuple[Pose, int, list[str]]:
@@ -1263,30 +1286,8 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
     notes: list[str] = []
     scored: list[tuple[float, np.ndarray, int]] = []
     for quad in quads:
-        even, odd = _opposite_means(quad)
-        hs = homographies_for_quad(quad, geom)
-        # the card's top side (short) lies on the quad's shorter pair of sides, unless strong
-        # perspective makes them about equal: then try all four
-        if every_turn:
-            cand = [0, 1, 2, 3]
-        elif even < 0.87 * odd:
-            cand = [0, 2]
-        elif odd < 0.87 * even:
-            cand = [1, 3]
-        else:
-            cand = [0, 1, 2, 3]
-        for k in cand:
-            if k >= 2:
-                continue
-            # ranked at RANK_PPM (only the order counts: the refined poses are checked at
-            # MATCH_PPM)
-            g = _zero_mean(_normalised(photo.grey, hs[k], geom, RANK_PPM))
-            # the card turned half round is the same rectified image turned half round
-            for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
-                if kk in cand:
-                    for i, r in enumerate(refs):
-                        scored.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()),
-                                       hs[kk], i))
+        turns = (0, 1, 2, 3) if every_turn else _short_side_turns(quad)
+        scored += _ranked_turns(photo, geom, refs, homographies_for_quad(quad, geom), turns)
     if not scored:
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
     scored.sort(key=lambda x: -x[0])
