@@ -301,12 +301,11 @@ def _said(layout: Layout, line: Line | None = None, candle: int | None = None) -
     """A line or a candle as a refusal says it: the indices (the events' language) and what a
     player calls the candles (Layout.candle_names): "line 2-9 (left 3 – right 3)",
     "candle 4 (upper 5)"."""
-    names = layout.candle_names
     if line is not None:
         a, b = line
-        return f"line {a}-{b} ({names[a]} – {names[b]})"
+        return f"line {a}-{b} ({layout.line_name(a, b)})"
     assert candle is not None
-    return f"candle {candle} ({names[candle]})"
+    return f"candle {candle} ({layout.candle_names[candle]})"
 
 
 def _pair(value: Any, what: str) -> Line:

@@ -140,6 +140,10 @@ class Layout:
                 names[i] = f"{word} {number}"
         return tuple(names)
 
+    def line_name(self, a: int, b: int) -> str:
+        """The line between candles ``a`` and ``b`` in a player's words: "left 3 – lower 5"."""
+        return f"{self.candle_names[a]} – {self.candle_names[b]}"
+
     def element_name(self, element: str) -> str:
         """An element of a reading (``"line a-b"``, ``"candle c"``, ``"top k"``, 0-based as in
         DESIGN.md) in a player's words: "line left 3 – lower 5", "candle right 5", "top box 1".
@@ -148,7 +152,7 @@ class Layout:
         try:
             if kind == "line":
                 a, b = (int(v) for v in rest.split("-"))
-                return f"line {self.candle_names[a]} – {self.candle_names[b]}"
+                return f"line {self.line_name(a, b)}"
             if kind == "candle":
                 return f"candle {self.candle_names[int(rest)]}"
             if kind == "top":

@@ -317,7 +317,7 @@
     const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;   // the 1s first, then the 2s...
     if (ev.type === "cross") return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).sort(byNumber), (v) => ({ ...ev, candle: v }), "The candle crossed is");
     const [a, b] = ev.line; const opts = [];
-    const pair = (m, n) => ({ label: `${names[m]} – ${names[n]}`, value: [m, n].sort((u, w) => u - w) });
+    const pair = (m, n) => ({ label: lineName(ev.player, ev.card, [m, n]), value: [m, n].sort((u, w) => u - w) });
     for (let x = 0; x < names.length; x++) { if (x !== a && x !== b) { opts.push(pair(a, x)); opts.push(pair(x, b)); } }
     return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
   }
