@@ -586,7 +586,7 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"move: 'card' is 0 or 1, got {k!r}")
     card = player.cards[k]
     if card.full:
-        raise IllegalMove(f"move: card {k} is full: 7 turns per card (its 7 top boxes are "
+        raise IllegalMove(f"move: card {k + 1} is full: 7 turns per card (its 7 top boxes are "
                           "written), play the other card")
     i = event.get("die")
     if i not in range(3) or isinstance(i, bool):
@@ -599,11 +599,11 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"move: 'write' is the number 1-6 written on top, got {n!r}")
     die_wild = triples or stuck or dice[i] in wild
     if n != dice[i] and not die_wild:
-        raise IllegalMove(f"move: you wrote {n} but die {i} shows {dice[i]} (write one of the "
-                          "dice numbers; only a wild die acts as any number)")
+        raise IllegalMove(f"move: you wrote {n} but die {i + 1} shows {dice[i]} (write one of "
+                          "the dice numbers; only a wild die acts as any number)")
     limit = _write_limit(player)
     if card.written(n) >= limit:
-        raise IllegalMove(f"move: {n} is already written {card.written(n)} times on card {k} "
+        raise IllegalMove(f"move: {n} is already written {card.written(n)} times on card {k + 1} "
                           "(Two of each: you can't write a number at the top more than twice)")
     count = card.written(n) + 1
     box = TopBox(n, circled=count >= 2)
@@ -618,7 +618,7 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     if fam == "F07":
         erase = _pair(power.get("erase"), "Snake erase")
         if erase not in lines:
-            raise IllegalMove(f"Snake: {_said(card.layout, erase)} is not drawn on card {k}")
+            raise IllegalMove(f"Snake: {_said(card.layout, erase)} is not drawn on card {k + 1}")
         lines.remove(erase)
     work = dataclasses.replace(card, lines=tuple(lines))
     line_value = event.get("line")

@@ -11,7 +11,9 @@ API for the dashboard (all functions take and return plain JSON-able dicts)
 ``apply(state, event) -> state``
     A new state; the argument is never changed. An illegal event raises :class:`IllegalAction`
     (a :class:`companion.errors.BadInput`) whose message is the reason, e.g.
-    ``"die 3 was re-rolled this turn: it cannot be modified"``.
+    ``"die 3 was re-rolled this turn: it cannot be modified"``. Texts for players (the log, the
+    refusals) name a die as the table counts, from one (:func:`die_name`: id 2 is "die 3");
+    events and state keep the ids.
 ``replay(events) -> state``
     The fold of :func:`apply` over the log from :func:`initial_state`: undo is
     ``replay(events[:-1])``; :class:`Game` wraps this.
@@ -136,11 +138,25 @@ def _face(value: Any, etype: str, what: str) -> int:
     return value
 
 
+def die_name(die_id: int) -> str:
+    """A die as players count them, from one: ``die_name(0) == "die 1"``."""
+    return f"die {die_id + 1}"
+
+
+def dice_names(ids: Iterable[int]) -> str:
+    """Dice as players count them: ``dice_names([0, 2]) == "dice 1, 3"``, one die as
+    :func:`die_name` says it."""
+    ids = list(ids)
+    if len(ids) == 1:
+        return die_name(ids[0])
+    return "dice " + ", ".join(str(i + 1) for i in ids)
+
+
 def _die(state: State, event: Event, etype: str, key: str = "die") -> dict[str, Any]:
     die_id = _int(event, key, etype)
     if not 0 <= die_id < len(state["dice"]):
-        raise IllegalAction(etype, f"there is no die {die_id} "
-                            f"(dice are 0-{len(state['dice']) - 1})")
+        raise IllegalAction(etype, f"there is no die with id {die_id} "
+                            f"(ids 0-{len(state['dice']) - 1})")
     return state["dice"][die_id]
 
 
@@ -149,7 +165,7 @@ def _in_hand(die: dict[str, Any], etype: str) -> None:
         where = {"shield": "is on a shield", "spent": "is spent this turn",
                  "locked": "is locked this turn", "removed": "was removed from play",
                  "ready": "has not been rolled"}[die["at"]]
-        raise IllegalAction(etype, f"die {die['id']} {where}")
+        raise IllegalAction(etype, f"{die_name(die['id'])} {where}")
 
 
 def _need_phase(state: State, etype: str, phase: str) -> None:
@@ -274,11 +290,11 @@ def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[
                 break
         if remove_if is not None and _test(state, remove_if):
             die["at"] = "removed"
-            log.append(f"{who} locks die {die['id']} and, {remove_if['stat']} being > "
+            log.append(f"{who} locks {die_name(die['id'])} and, {remove_if['stat']} being > "
                        f"{remove_if['gt']}, removes it from play")
         else:
             die["at"] = "locked"
-            log.append(f"{who} locks die {die['id']}: it sits out the next turn")
+            log.append(f"{who} locks {die_name(die['id'])}: it sits out the next turn")
 
 
 def _repair(state: State, part_id: str | None, amount: int, cat: Catalogue,
@@ -402,7 +418,7 @@ def _destroy(state: State, part_id: str, cat: Catalogue, log: list[str]) -> None
         if pool < cat.player.max_dice:
             state["dice"].append({"id": len(state["dice"]), "color": "yellow", "value": None,
                                   "at": "spent", "rerolled": False})
-            log.append(f"its die joins your pool as die {len(state['dice']) - 1} "
+            log.append(f"its die joins your pool as {die_name(len(state['dice']) - 1)} "
                        f"({pool + 1} dice)")
         else:
             log.append(f"your pool already holds {pool} dice: its die goes back in the tin")
@@ -470,12 +486,15 @@ def _roll(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     ready = [d for d in state["dice"] if d["at"] == "ready"]
     want = {str(d["id"]) for d in ready}
     if set(values) != want:
-        missing, extra = sorted(want - set(values)), sorted(set(values) - want)
-        raise IllegalAction("roll", f"the dice to roll are {sorted(want, key=int)}"
-                            + (f"; missing {missing}" if missing else "")
-                            + (f"; not rollable {extra}" if extra else ""))
+        ids = sorted(want, key=int)
+        missing = [k for k in ids if k not in values]
+        extra = sorted(set(values) - want)
+        raise IllegalAction("roll", f"field 'dice' must give the faces of die ids {', '.join(ids)} "
+                            f"({dice_names(map(int, ids))})"
+                            + (f"; missing ids {', '.join(missing)}" if missing else "")
+                            + (f"; not rollable: {', '.join(extra)}" if extra else ""))
     for k, v in values.items():
-        _face(v, "roll", f"die {k}")
+        _face(v, "roll", f"die id {k}")
     for d in ready:
         d["value"] = values[str(d["id"])]
         d["at"] = "hand"
@@ -486,8 +505,8 @@ def _roll(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
                   "broken_shield": False, "used": {"modifier": 0, "reroll": 0}})
     locked = [d["id"] for d in state["dice"] if d["at"] == "locked"]
     log.append(f"turn {state['turn']}: rolled " + ", ".join(
-        f"die {d['id']}={d['value']}" for d in ready)
-        + (f"; locked this turn: {locked}" if locked else "")
+        f"{die_name(d['id'])}={d['value']}" for d in ready)
+        + (f"; locked this turn: {dice_names(locked)}" if locked else "")
         + (" ; broken shield: 1 shield die at most" if state["shield_cap"] == 1
            and side.shield_slots > 1 else ""))
 
@@ -513,14 +532,14 @@ def _modify(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     if delta not in (1, -1) or isinstance(delta, bool):
         raise IllegalAction("modify", f"field 'delta' must be +1 or -1, got {delta!r}")
     if die["rerolled"]:
-        raise IllegalAction("modify", f"die {die['id']} was re-rolled this turn: "
+        raise IllegalAction("modify", f"{die_name(die['id'])} was re-rolled this turn: "
                             f"it cannot be modified")
     new = die["value"] + delta
     if new > 6:
         raise IllegalAction("modify", "a 6 cannot go up: sixes may not become ones")
     if new < 1:
         raise IllegalAction("modify", "a 1 cannot go down: ones may not become sixes")
-    log.append(f"+/-1 slot: die {die['id']} {die['value']} -> {new}")
+    log.append(f"+/-1 slot: {die_name(die['id'])} {die['value']} -> {new}")
     die["value"] = new
     state["used"]["modifier"] += 1
 
@@ -530,7 +549,7 @@ def _reroll(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     die = _die(state, event, "reroll")
     _in_hand(die, "reroll")
     value = _face(event.get("value"), "reroll", "field 'value'")
-    log.append(f"re-roll slot: die {die['id']} {die['value']} -> {value}")
+    log.append(f"re-roll slot: {die_name(die['id'])} {die['value']} -> {value}")
     die["value"] = value
     die["rerolled"] = True
     state["used"]["reroll"] += 1
@@ -551,7 +570,7 @@ def _shield(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     state["shield"] += die["value"]
     state["shield_dice"] += 1
     state["stage"] = "shields"
-    log.append(f"die {die['id']} ({die['value']}) to shields: strength {state['shield']}")
+    log.append(f"{die_name(die['id'])} ({die['value']}) to shields: strength {state['shield']}")
 
 
 def _attack(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
@@ -584,7 +603,8 @@ def _attack(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     slot = state["row"][i]
     slot["hp"] -= 1
     state["stage"] = "damage"
-    log.append(f"dice {[d['id'] for d in dice]} ({faces}) deal 1 dmg to {part.name} "
+    deal = "deals" if len(dice) == 1 else "deal"
+    log.append(f"{dice_names(d['id'] for d in dice)} ({faces}) {deal} 1 dmg to {part.name} "
                f"(HP {slot['hp']})")
     if slot["hp"] <= 0:
         _destroy(state, pid, cat, log)
@@ -598,7 +618,8 @@ def _end_turn(state: State, event: Event, cat: Catalogue, log: list[str]) -> Non
             d["at"] = "spent"
     state["phase"] = "machine"
     state["pending"] = [s["part"] for s in state["row"]]
-    log.append("end of the player phase" + (f": unplayed dice {unplayed} are spent"
+    verb = "is" if len(unplayed) == 1 else "are"
+    log.append("end of the player phase" + (f": unplayed {dice_names(unplayed)} {verb} spent"
                                             if unplayed else ""))
 
 

@@ -259,19 +259,20 @@ class MachineAdapter:
             return f"roll {faces}{src}"
         cam = " (camera)" if event.get("source") == "camera" else ""
         if t == "modify":
-            return f"die {event.get('die')} {'+1' if event.get('delta') == 1 else '-1'}{cam}"
+            delta = "+1" if event.get("delta") == 1 else "-1"
+            return f"{engine.die_name(event['die'])} {delta}{cam}"
         if t == "reroll":
-            return f"re-roll die {event.get('die')} -> {event.get('value', '?')}{cam}"
+            return f"re-roll {engine.die_name(event['die'])} -> {event.get('value', '?')}{cam}"
         if t == "shield":
-            return f"shield with die {event.get('die')}"
+            return f"shield with {engine.die_name(event['die'])}"
         if t == "attack":
-            dice = ", ".join(str(d) for d in event.get("dice", []))
-            return f"attack {self.part_name(str(event.get('part')))} with dice {dice}"
+            dice = event.get("dice", [])
+            return f"attack {self.part_name(str(event.get('part')))} with {engine.dice_names(dice)}"
         if t == "end_turn":
             return "end of the player phase"
         if t == "cycle":
             locks = event.get("locks")
-            chosen = f" (lock: die {', '.join(map(str, locks))})" if locks else ""
+            chosen = f" (lock: {engine.dice_names(locks)})" if locks else ""
             return f"machine: {self.part_name(str(event.get('part')))} cycles{chosen}"
         if t == "grow":
             if event.get("part"):

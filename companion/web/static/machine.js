@@ -6,6 +6,8 @@
   let current = null;          // the session view of the current game
   let selected = new Set();    // ids of the dice in hand the player clicked
   let showSetup = false;
+  // players count dice from one; events and state keep the engine's ids (0, 1, ...)
+  const dieName = (id) => "die " + (Number(id) + 1);
 
   const ICON = { damage: "dmg", power: "power", sentience: "sentience", broken_shield: "broken shield", repair: "repair", gear: "gear", lock: "lock", damage_parts: "hits parts" };
   const icons = (list) => (list || []).map((i) => h("span", { class: "icon " + i }, ICON[i] || i));
@@ -56,7 +58,7 @@
     const hand = byAt("hand");
     const mk = (d, clickable) => h(clickable ? "button" : "span", {
       class: "die " + d.color + (selected.has(d.id) ? " selected" : "") + (d.at !== "hand" ? " spent" : "") + (d.at === "locked" ? " locked" : "") + (d.rerolled ? " rerolled" : ""),
-      "data-die": d.id, title: `die ${d.id} (${d.color})` + (d.rerolled ? ", re-rolled" : ""),
+      "data-die": d.id, title: `${dieName(d.id)} (${d.color})` + (d.rerolled ? ", re-rolled" : ""),
       onclick: clickable ? () => { selected.has(d.id) ? selected.delete(d.id) : selected.add(d.id); draw(); } : null,
     }, d.value === null || d.value === undefined ? "·" : String(d.value));
     const slots = s.slots || {};
@@ -77,7 +79,7 @@
         slotBtn("Re-roll", "reroll", slots.reroll.used, slots.reroll.max, (ev) => {
           const d = one(); if (d === null) return;
           pick(ev.currentTarget, [{ label: "roll for me", value: 0 }, ...[1, 2, 3, 4, 5, 6].map((v) => ({ label: String(v), value: v }))],
-            (v) => send(v ? { type: "reroll", die: d, value: v, source: "manual" } : { type: "reroll", die: d }), "New face of die " + d);
+            (v) => send(v ? { type: "reroll", die: d, value: v, source: "manual" } : { type: "reroll", die: d }), "New face of " + dieName(d));
         }, "slot-reroll"),
         slotBtn("Shield", "shield", slots.shield.used, slots.shield.max, () => {
           if (!selected.size) { toast("Pick the dice for the shield first", "warn"); return; }
@@ -96,10 +98,10 @@
     const values = entered.values;
     const chooser = h("div", { class: "dice-row" }, ids.map((id) => {
       const d = s.dice.find((x) => x.id === id);
-      const sel = h("select", { "data-roll": id, "aria-label": "die " + id }, h("option", { value: "" }, "?"), [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, String(v))));
+      const sel = h("select", { "data-roll": id, "aria-label": dieName(id) }, h("option", { value: "" }, "?"), [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v }, String(v))));
       if (values[id]) sel.value = String(values[id]);
       sel.addEventListener("change", () => { if (sel.value) values[id] = Number(sel.value); else delete values[id]; });
-      return h("label", { class: "roll-pick " + d.color }, `die ${id}`, sel);
+      return h("label", { class: "roll-pick " + d.color }, dieName(id), sel);
     }));
     return h("div", { class: "panel roll-panel" }, h("div", { class: "panel-head" }, h("h2", {}, `Turn ${s.turn}: roll ${ids.length} dice`),
       h("span", { class: "muted" }, "the camera reads a settled roll by itself")),
@@ -120,12 +122,12 @@
     h("ol", { class: "log", id: "events" }, cur.log.slice().reverse().slice(0, 40).map((e, i) => h("li", { class: e.amended ? "amended" : "", "data-event": e.id },
       h("span", { class: "n" }, String(cur.log.length - i)), h("span", { class: "t" }, e.text),
       e.event.type === "roll" && e.event.dice ? h("span", { class: "fix" }, Object.entries(e.event.dice).map(([id, v]) => h("button", {
-        class: "die tiny clickable " + ((s.dice.find((d) => String(d.id) === id) || {}).color || ""), title: "correct die " + id, "data-fix": id,
+        class: "die tiny clickable " + ((s.dice.find((d) => String(d.id) === id) || {}).color || ""), title: "correct " + dieName(id), "data-fix": id,
         onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === v })), async (nv) => {
           const event = { ...e.event, dice: { ...e.event.dice, [id]: nv } };
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event });
-          if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected die " + id + " to " + nv, "ok"); }
-        }, "Die " + id + " really shows"),
+          if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected " + dieName(id) + " to " + nv, "ok"); }
+        }, "Which face does " + dieName(id) + " really show?"),
       }, String(v)))) : e.event.type === "reroll" && e.event.value ? h("span", { class: "fix" }, h("button", {
         class: "die tiny clickable", title: "correct the re-rolled die", "data-fix-reroll": e.id,
         onclick: (ev) => pick(ev.currentTarget, [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === e.event.value })), async (nv) => {
@@ -140,7 +142,7 @@
         }, "The card turned over is"),
       }, "fix")) : e.event.type === "cycle" && e.event.locks ? h("span", { class: "fix" }, h("button", {
         class: "ghost chip", title: "correct the die locked", "data-fix-lock": e.id,
-        onclick: (ev) => pick(ev.currentTarget, s.dice.map((d) => ({ label: `die ${d.id} (${d.color})`, value: d.id, current: e.event.locks.includes(d.id) })), async (nv) => {
+        onclick: (ev) => pick(ev.currentTarget, s.dice.map((d) => ({ label: `${dieName(d.id)} (${d.color})`, value: d.id, current: e.event.locks.includes(d.id) })), async (nv) => {
           const r = await api("POST", `/api/games/${cur.game.id}/events/${e.id}`, { event: { ...e.event, locks: [nv, ...e.event.locks.slice(1)] } });
           if (r.doc && r.doc.state) { current = r.doc; draw(); if (r.ok) toast("Corrected the die locked", "ok"); }
         }, "The die set aside is"),
@@ -191,7 +193,7 @@
     const free = choices[k].filter((id) => !chosen.includes(id));
     if (free.length <= 1) { chooseLocks(anchor, s, [...chosen, ...free]); return; }
     const title = choices.length > 1 ? `Lock ${k + 1} of ${choices.length}: which die sits out the next turn?` : "Lock: which die sits out the next turn?";
-    pick(anchor, free.map((id) => { const d = s.dice.find((x) => x.id === id); return { label: `die ${id} (${d.color})`, value: id }; }),
+    pick(anchor, free.map((id) => { const d = s.dice.find((x) => x.id === id); return { label: `${dieName(id)} (${d.color})`, value: id }; }),
       (id) => chooseLocks(anchor, s, [...chosen, id]), title);
   }
 

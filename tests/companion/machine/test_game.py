@@ -12,6 +12,8 @@ from companion.machine.game import (
     IllegalAction,
     apply,
     copy_state,
+    dice_names,
+    die_name,
     legal_actions,
     lock_choices,
     new_game,
@@ -165,7 +167,9 @@ def test_reroll_slot_sets_the_read_face(cat):
 def test_a_rerolled_die_cannot_be_modified(cat):
     state = started(cat, faces=[3, 3, 3, 3, 3])
     state = apply(state, {"type": "reroll", "die": 0, "value": 4}, cat)
-    refused(state, {"type": "modify", "die": 0, "delta": 1}, cat, "re-rolled this turn")
+    # players count dice from one: id 0 is "die 1" in the refusal and the log
+    refused(state, {"type": "modify", "die": 0, "delta": 1}, cat, "die 1 was re-rolled this turn")
+    assert state["log"] == ["re-roll slot: die 1 3 -> 4"]
     state = apply(state, {"type": "modify", "die": 1, "delta": 1}, cat)  # another die may
     assert state["dice"][1]["value"] == 4
 
@@ -211,7 +215,7 @@ def test_a_die_is_used_once(cat):
     state = started(cat, faces=[2, 5, 4, 3, 2])
     state = apply(state, {"type": "shield", "die": 1}, cat)
     refused(state, {"type": "shield", "die": 1}, cat, "is on a shield")
-    refused(state, {"type": "attack", "part": "eo", "dice": [9]}, cat, "no die 9")
+    refused(state, {"type": "attack", "part": "eo", "dice": [9]}, cat, "no die with id 9")
     state = apply(state, {"type": "attack", "part": "eo", "dice": [0]}, cat)
     refused(state, {"type": "attack", "part": "eo", "dice": [0]}, cat, "is spent")
 
@@ -609,3 +613,9 @@ def test_lock_choices_see_a_lock_fired_through_a_gear(cat):
     assert lock_choices(after, {"type": "cycle", "part": "all"}, cat) == []
     assert lock_choices(state, {"type": "cycle", "part": "all"}, cat) == []   # refused
     assert lock_choices(state, {"type": "end_turn"}, cat) == []
+
+
+def test_dice_are_named_from_one_for_players():
+    assert die_name(0) == "die 1"
+    assert dice_names([4]) == "die 5"
+    assert dice_names([0, 2]) == "dice 1, 3"

@@ -124,6 +124,9 @@ def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(served_app, pag
     page.fill("#setup-seed", "5")
     page.click("#start-machine")
     page.wait_for_selector("#roll-manual")
+    # the roll picker counts dice as players do, from one (the data keeps ids from 0)
+    assert page.locator("label.roll-pick").first.text_content().startswith("die 1")
+    assert page.get_attribute("select[data-roll='0']", "aria-label") == "die 1"
     state = page.evaluate("fetch('/api/games/current/machine').then(r => r.json())")
     state = state["current"]["state"]
     part = state["row"][0]
@@ -313,8 +316,9 @@ def test_the_player_chooses_the_die_a_lock_icon_sets_aside(machine_app):
     res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [3]}})
     assert res.status_code == 200
     assert [d["id"] for d in res.json["state"]["dice"] if d["at"] == "locked"] == [3]
-    assert res.json["log"][-1]["text"].endswith("(lock: die 3)")
-    assert any("locks die 3" in line for line in res.json["state"]["log"])
+    # players count dice from one: id 3 is the fourth die
+    assert res.json["log"][-1]["text"].endswith("(lock: die 4)")
+    assert any("locks die 4" in line for line in res.json["state"]["log"])
 
 
 @pytest.mark.browser
@@ -373,8 +377,8 @@ def test_a_lock_fired_through_a_gear_is_the_players_choice(machine_app):
     res = c.post(f"/api/games/{gid}/events", json={"event": {**step, "locks": [2]}})
     assert res.status_code == 200
     assert [d["id"] for d in res.json["state"]["dice"] if d["at"] == "locked"] == [2]
-    assert any("Grasping Claw locks die 2" in line for line in res.json["state"]["log"])
-    # corrected from the log: die 4, in fact
+    assert any("Grasping Claw locks die 3" in line for line in res.json["state"]["log"])
+    # corrected from the log: id 4 (die 5), in fact
     event_id = res.json["log"][-1]["id"]
     res = c.post(f"/api/games/{gid}/events/{event_id}",
                  json={"event": {**step, "locks": [4]}})
