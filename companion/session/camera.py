@@ -23,7 +23,7 @@ import numpy as np
 
 from calibration.references import references
 from companion.errors import BadInput
-from companion.session.hub import Hub
+from companion.session.hub import CameraCard, Hub
 from companion.session.live import LiveLoop, draw_dice, draw_polygon
 from companion.tracker.dice import point_in_polygon
 
@@ -122,9 +122,7 @@ class Processor:
         outlines: list[list[tuple[float, float]]] = []
         card = self.hub.camera_card()
         if card is not None and self.read_sigil is not None and self.load_layout is not None:
-            card_id, letter = card
-            readings["sigil"] = self._read_card(image, overlay, card_id, letter, t, events,
-                                                outlines)
+            readings["sigil"] = self._read_card(image, overlay, card, t, events, outlines)
         if self.read_dice is not None:
             reading = self.read_dice(image)
             area = roll_area_polygon(self.hub.roll_area(), image.shape[1], image.shape[0])
@@ -159,9 +157,10 @@ class Processor:
         readings["events"] = list(self.events)
         return readings, overlay
 
-    def _read_card(self, image: np.ndarray, overlay: np.ndarray, card_id: str, letter: str,
+    def _read_card(self, image: np.ndarray, overlay: np.ndarray, card: CameraCard,
                    t: float, events: list[Any],
                    outlines: list[list[tuple[float, float]]]) -> dict[str, Any]:
+        card_id, letter = card.id, card.layout
         hint = self._poses.pop(card_id, None)
         try:
             layout = self.layout(letter)
@@ -174,7 +173,7 @@ class Processor:
                                       **more)
         except BadInput as exc:
             self._misses[card_id] = self._misses.get(card_id, 0) + 1
-            return {"card": card_id, "layout": letter, "error": str(exc)}
+            return {"card": card_id, "name": card.name, "layout": letter, "error": str(exc)}
         self._misses.pop(card_id, None)
         state = reading.state
         pose = getattr(reading, "pose", None)
@@ -183,12 +182,12 @@ class Processor:
         if pose is not None:
             outlines.append([(float(x), float(y)) for x, y in np.asarray(pose.corners)])
         if self.sigil_tracker is not None:
-            events += self.sigil_tracker.update(card_id, state, t)
+            events += self.sigil_tracker.update(card_id, state, t, name=card.name)
             state = self.sigil_tracker.state(card_id)
         if pose is not None:
             self._draw_card(overlay, pose, layout, state)
             self.rectified[card_id] = rectify(image, pose.homography, layout_size(layout))
-        return {"card": card_id, **state.to_json(),
+        return {"card": card_id, "name": card.name, **state.to_json(),
                 "unseen": [layout.element_name(e) for e in state.unknown]}
 
     @staticmethod

@@ -11,7 +11,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion.errors import BadInput
 from companion.session.core import GameSession, Outcome, schema_error
@@ -53,6 +53,14 @@ def wait_any(buses: list[Bus], seen: list[int], timeout: float) -> bool:
     with cond:
         return cond.wait_for(lambda: any(b.version != s or b.closed
                                          for b, s in zip(buses, seen, strict=True)), timeout)
+
+
+class CameraCard(NamedTuple):
+    """The Doom Cat sigil card the camera watches."""
+
+    id: str      # the tracker's key: game, player and card ("g3p0c1"), new for each game
+    layout: str  # the card's layout (a letter A-D or a registered card's name)
+    name: str    # as players say it: "player 1, card 2"
 
 
 class Hub:
@@ -226,8 +234,8 @@ class Hub:
         self.store.set_meta("camera.roll_area", value)
         self.games_bus.publish()
 
-    def camera_card(self) -> tuple[str, str] | None:
-        """The sigil card the camera watches: (tracker card id, layout name), or None.
+    def camera_card(self) -> CameraCard | None:
+        """The sigil card the camera watches, or None when no Doom Cat game is played.
 
         The tracker card id names the game, the player and the card (``g3p0c1``), so that a
         new game's card starts a new history in the tracker. The card is read while Doom
@@ -241,7 +249,8 @@ class Hub:
         letter = layout_of(session.state, player, card)
         if letter is None:
             return None
-        return f"g{session.game_id}p{player}c{card}", letter
+        return CameraCard(f"g{session.game_id}p{player}c{card}", letter,
+                          f"player {player + 1}, card {card + 1}")
 
     def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
         """Submit a game event to the current game of ``kind`` (None when there is none)."""

@@ -12,7 +12,8 @@ Dice events (from :class:`companion.tracker.DiceTracker`):
 - :class:`DieNudged` ``"nudged"`` -- "die 2 nudged: 3 -> 4": a settled die turned onto another
   face without a roll (knocked, or set by hand: Doom Machine's +/-1 slot).
 
-Sigil events (from :class:`companion.tracker.SigilTracker`), ``card`` is the caller's card id:
+Sigil events (from :class:`companion.tracker.SigilTracker`), ``card`` is the caller's card id;
+the text says the card by ``name`` when the caller gave one ("player 1, card 1"), else by its id:
 
 - :class:`LineDrawn` ``"line"`` -- "new line upper 3 – lower 4 on card B1"
 - :class:`CandleCrossed` ``"crossed"`` -- "candle lower 2 crossed on card B1"
@@ -187,9 +188,14 @@ class DieNudged(TrackerEvent):
 class _CardEvent(TrackerEvent):
     card: str = ""
     layout: str = ""
+    name: str = ""  # the card as players say it ("player 1, card 1"); texts say the id without
 
     def _fields(self) -> dict[str, Any]:
         return {"card": self.card, "layout": self.layout}
+
+    @property
+    def _card_said(self) -> str:
+        return self.name or f"card {self.card}"
 
     def _words(self, element: str) -> str:
         """``element`` (``"line a-b"``, ``"candle c"``, ``"top k"``) in a player's words."""
@@ -209,7 +215,7 @@ class LineDrawn(_CardEvent):
 
     @property
     def text(self) -> str:
-        return f"new {self._words(f'line {self.a}-{self.b}')} on card {self.card}"
+        return f"new {self._words(f'line {self.a}-{self.b}')} on {self._card_said}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "line": [self.a, self.b]}
@@ -224,7 +230,7 @@ class CandleCrossed(_CardEvent):
 
     @property
     def text(self) -> str:
-        return f"{self._words(f'candle {self.candle}')} crossed on card {self.card}"
+        return f"{self._words(f'candle {self.candle}')} crossed on {self._card_said}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "candle": self.candle}
@@ -245,7 +251,7 @@ class DigitWritten(_CardEvent):
         circled = " (circled)" if self.circled else ""
         was = f" (was {self.previous})" if self.previous is not None else ""
         return (f"digit {self.value} written in {self._words(f'top {self.box}')}{circled}{was} "
-                f"on card {self.card}")
+                f"on {self._card_said}")
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "box": self.box, "value": self.value,
@@ -263,7 +269,7 @@ class DigitCircled(_CardEvent):
     @property
     def text(self) -> str:
         return (f"digit {self.value} circled in {self._words(f'top {self.box}')} "
-                f"on card {self.card}")
+                f"on {self._card_said}")
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "box": self.box, "value": self.value}
@@ -281,8 +287,8 @@ class Erased(_CardEvent):
     @property
     def text(self) -> str:
         if self.wiped:
-            return f"card {self.card} wiped"
-        return f"erased {', '.join(map(self._words, self.elements))} on card {self.card}"
+            return f"{self._card_said} wiped"
+        return f"erased {', '.join(map(self._words, self.elements))} on {self._card_said}"
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "elements": list(self.elements), "wiped": self.wiped}

@@ -111,6 +111,7 @@ class _Card:
     value: dict[_Element, Hashable] = field(default_factory=dict)  # decided elements only
     last_unknown: tuple[str, ...] = ()
     busy: bool = False
+    name: str = ""  # how the events' texts say the card (the caller's; else its id)
 
 
 def _observed(state: SigilState) -> dict[_Element, Hashable]:
@@ -152,10 +153,11 @@ class SigilTracker:
         return entry is not None and entry.busy
 
     def update(self, card: str, state: SigilState, t: float, *, hand: bool = False,
-               ) -> list[TrackerEvent]:
+               name: str = "") -> list[TrackerEvent]:
         """Take one frame's reading of ``card`` at frame time ``t``; return the events it
         settled. ``hand`` (if the caller knows) says a hand is over the card: the frame casts
-        no vote. Raises ``ValueError`` when ``t`` goes back in time."""
+        no vote. ``name`` is how the events' texts say the card ("player 1, card 1"; default:
+        "card <id>"). Raises ``ValueError`` when ``t`` goes back in time."""
         if not isinstance(state, SigilState):
             raise TypeError(f"expected a SigilState, got {type(state).__name__}")
         if not isinstance(card, str) or not card:
@@ -166,6 +168,7 @@ class SigilTracker:
         entry = self._cards.get(card)
         if entry is None or entry.layout != state.layout:
             entry = self._cards[card] = _Card(state.layout)
+        entry.name = name
         cfg = self.config
         moving = (len(state.unknown) >= cfg.busy_unknown
                   and state.unknown != entry.last_unknown)
@@ -218,35 +221,30 @@ class SigilTracker:
 
     def _events(self, card: str, entry: _Card, changes: list, t: float) -> list[TrackerEvent]:
         events: list[TrackerEvent] = []
+        on = {"t": t, "card": card, "layout": entry.layout, "name": entry.name}
         erased = [_name(e) for e, before, after in changes
                   if _blank(after) and not _blank(before)]
         if erased:
             wiped = not any(not _blank(value) for value in entry.value.values())
-            events.append(Erased(t=t, card=card, layout=entry.layout,
-                                 elements=tuple(erased), wiped=wiped))
+            events.append(Erased(**on, elements=tuple(erased), wiped=wiped))
         for element, before, after in changes:
             if _blank(after):
                 continue
             kind = element[0]
             if kind == "line":
-                events.append(LineDrawn(t=t, card=card, layout=entry.layout,
-                                        a=element[1], b=element[2]))
+                events.append(LineDrawn(**on, a=element[1], b=element[2]))
             elif kind == "candle":
-                events.append(CandleCrossed(t=t, card=card, layout=entry.layout,
-                                            candle=element[1]))
+                events.append(CandleCrossed(**on, candle=element[1]))
             else:
                 value, circled = after  # type: ignore[misc]
                 if isinstance(before, tuple) and before[0] == value and circled:
-                    events.append(DigitCircled(t=t, card=card, layout=entry.layout,
-                                               box=element[1], value=value))
+                    events.append(DigitCircled(**on, box=element[1], value=value))
                 elif isinstance(before, tuple) and before[0] == value:
                     # The circle was wiped, the digit stays.
-                    events.append(Erased(t=t, card=card, layout=entry.layout,
-                                         elements=(f"circle of top {element[1]}",)))
+                    events.append(Erased(**on, elements=(f"circle of top {element[1]}",)))
                 else:
                     events.append(DigitWritten(
-                        t=t, card=card, layout=entry.layout, box=element[1], value=value,
-                        circled=circled,
+                        **on, box=element[1], value=value, circled=circled,
                         previous=before[0] if isinstance(before, tuple) else None))
         return events
 

@@ -81,13 +81,6 @@
   window.addEventListener("resize", () => place(area));
   video.addEventListener("load", () => place(area));
 
-  // The hub's id of the card the camera watches ("g3p0c1": game 3, player 0, card 1) as a
-  // player says it; null for any other id.
-  function cardLabel(id) {
-    const m = String(id || "").match(/^g(\d+)p(\d+)c(\d+)$/);
-    return m ? `player ${Number(m[2]) + 1}, card ${Number(m[3]) + 1}` : null;
-  }
-
   function render(p) {
     if ("roll_area" in p) { area = p.roll_area; showArea(); }
     const live = p.live || {};
@@ -110,13 +103,10 @@
     if (live.error) rows.push(["Reader error", live.error]);
     $("source-detail").replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
     const events = (r.events || []).slice().reverse();
-    // a sigil event names the hub's card id ("card g3p0c1"): said as the player's card
-    const said = (e) => (e.card && cardLabel(e.card) ? e.text.replace(`card ${e.card}`, cardLabel(e.card)) : e.text);
     $("events-now").replaceChildren(...(events.length ? events.map((e) => h("li", { class: e.refused ? "refused" : "" },
-      said(e), e.refused ? h("div", { class: "why" }, e.refused) : null)) : [h("li", { class: "muted" }, "nothing yet")]));
+      e.text, e.refused ? h("div", { class: "why" }, e.refused) : null)) : [h("li", { class: "muted" }, "nothing yet")]));
     const sg = r.sigil;
-    const label = sg && cardLabel(sg.card);
-    const cardName = label ? label[0].toUpperCase() + label.slice(1) + (sg.layout ? ` (${sg.layout})` : "") : "Card";
+    const cardName = sg && sg.name ? sg.name[0].toUpperCase() + sg.name.slice(1) + (sg.layout ? ` (${sg.layout})` : "") : "Card";
     $("sigils-now").replaceChildren(...(sg ? [h("p", { class: "sigil-now" }, h("b", {}, cardName + ": "),
       sg.error ? h("span", { class: "muted" }, sg.error) : `${(sg.lines || []).length} lines, ${(sg.crossed || []).length} crossed`,
       (sg.unseen || []).length ? h("span", { class: "muted" }, " · unseen: " + sg.unseen.join(", ")) : null)] : []));

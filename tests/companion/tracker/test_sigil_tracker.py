@@ -87,6 +87,19 @@ def test_sigil_table(name, frames, expected):
     assert events == expected, name
 
 
+def test_texts_say_the_card_by_the_name_the_caller_gives():
+    tracker = SigilTracker()
+    said = []
+    for i, s in enumerate([TURN] * 5 + [BLANK] * 5):
+        said += tracker.update("g3p0c1", s, i / 10, name="player 1, card 2")
+    assert [e.text for e in said] == [
+        "new line left 3 – right 3 on player 1, card 2",
+        "candle lower 5 crossed on player 1, card 2",
+        "digit 4 written in top box 1 on player 1, card 2",
+        "player 1, card 2 wiped"]
+    assert {e.to_json()["card"] for e in said} == {"g3p0c1"}  # the data keep the caller's id
+
+
 def test_state_fills_unknowns_from_other_frames_and_lists_the_undecided():
     frames = ([state(lines=[(2, 9)], crossed=[7])] * 4
               + [state(unknown=["line 2-9", "candle 7", "top 6"])] * 6)

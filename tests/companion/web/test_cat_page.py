@@ -101,8 +101,7 @@ def test_a_misread_line_is_corrected_and_the_turn_refolds(hub):
 def test_camera_events_become_pieces_of_the_watched_card(hub):
     s = hub.create_game("cat", "t", SETUP)
     hub.set_camera_choice(1, 1)
-    card_id, letter = hub.camera_card()
-    assert card_id == f"g{s.game_id}p1c1" and letter == "B"
+    assert hub.camera_card() == (f"g{s.game_id}p1c1", "B", "player 2, card 2")
     assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5]}).ok
     hub.set_camera_choice(0, 0)
     card = f"g{s.game_id}p0c0"

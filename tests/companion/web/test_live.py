@@ -10,6 +10,7 @@ import pytest
 
 from companion.session import Hub
 from companion.session.camera import Processor, rectify
+from companion.session.hub import CameraCard
 from companion.session.testing import CounterEngine
 from companion.store import Store
 from companion.web import WebConfig, create_app
@@ -141,7 +142,7 @@ def test_the_sigil_reader_gets_the_cards_last_pose_as_a_hint(tmp_path):
                                     "pose": pose})()
 
     hub = Hub(Store(tmp_path / "g.sqlite"))
-    hub.camera_card = lambda: ("p1c1", "A")
+    hub.camera_card = lambda: CameraCard("p1c1", "A", "player 2, card 2")
     processor = Processor(hub, read_dice=lambda image: DiceReading(()), read_sigil=fake_sigil)
     frame = np.full((240, 320, 3), 90, np.uint8)
     for t in range(4):
@@ -173,7 +174,7 @@ def _watching_card_a(tmp_path, familiar, read_sigil) -> Processor:
     """A live processor watching card A of a player with ``familiar``: its own sigil reader
     configurations (as installed), ``read_sigil`` called in the reader's place, no dice."""
     hub = Hub(Store(tmp_path / "g.sqlite"))
-    hub.camera_card = lambda: ("p1c1", "A")
+    hub.camera_card = lambda: CameraCard("p1c1", "A", "player 2, card 2")
     hub.camera_familiar = lambda: familiar
     processor = Processor(hub, read_dice=lambda image: DiceReading(()))
     processor.read_sigil = read_sigil
