@@ -539,7 +539,7 @@ def _modify(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
         raise IllegalAction("modify", "a 6 cannot go up: sixes may not become ones")
     if new < 1:
         raise IllegalAction("modify", "a 1 cannot go down: ones may not become sixes")
-    log.append(f"+/-1 slot: {die_name(die['id'])} {die['value']} -> {new}")
+    log.append(f"+/-1 slot: {die_name(die['id'])}: {die['value']} -> {new}")
     die["value"] = new
     state["used"]["modifier"] += 1
 
@@ -549,7 +549,7 @@ def _reroll(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     die = _die(state, event, "reroll")
     _in_hand(die, "reroll")
     value = _face(event.get("value"), "reroll", "field 'value'")
-    log.append(f"re-roll slot: {die_name(die['id'])} {die['value']} -> {value}")
+    log.append(f"re-roll slot: {die_name(die['id'])}: {die['value']} -> {value}")
     die["value"] = value
     die["rerolled"] = True
     state["used"]["reroll"] += 1

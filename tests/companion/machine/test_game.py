@@ -169,7 +169,7 @@ def test_a_rerolled_die_cannot_be_modified(cat):
     state = apply(state, {"type": "reroll", "die": 0, "value": 4}, cat)
     # players count dice from one: id 0 is "die 1" in the refusal and the log
     refused(state, {"type": "modify", "die": 0, "delta": 1}, cat, "die 1 was re-rolled this turn")
-    assert state["log"] == ["re-roll slot: die 1 3 -> 4"]
+    assert state["log"] == ["re-roll slot: die 1: 3 -> 4"]
     state = apply(state, {"type": "modify", "die": 1, "delta": 1}, cat)  # another die may
     assert state["dice"][1]["value"] == 4
 
