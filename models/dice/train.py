@@ -190,6 +190,7 @@ DISTRACTOR_RATE = 0.35  # table scenes with look-alikes that are not dice (--dis
 SMALL_DISTRACTOR_RATE = 0.0  # the same in scenes of many small dice (--distractor-rate too)
 STONE_RATE = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
 BOARD_RATE = 0.0  # table scenes on a board of land tiles with number tokens (--board-rate)
+BOARD_DICE_RATE = 0.0  # table scenes whose dice lie on such a board (--board-dice-rate)
 
 
 def scene(rng: np.random.Generator, extras: dict | None = None,
@@ -205,7 +206,7 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
                             distractor_rate=DISTRACTOR_RATE,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
                             extras=extras, clear_rate=clear, stone_rate=STONE_RATE,
-                            board_rate=BOARD_RATE)
+                            board_rate=BOARD_RATE, board_dice_rate=BOARD_DICE_RATE)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -214,7 +215,8 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=SMALL_DISTRACTOR_RATE,
-                        stone_rate=STONE_RATE, board_rate=BOARD_RATE)
+                        stone_rate=STONE_RATE, board_rate=BOARD_RATE,
+                        board_dice_rate=BOARD_DICE_RATE)
 
 
 def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
@@ -377,6 +379,10 @@ def main() -> None:
     parser.add_argument("--board-rate", type=float, default=0.0,
                         help="share of table scenes on a game board of land tiles carrying "
                         "number tokens (vision.render.dice.draw_board)")
+    parser.add_argument("--board-dice-rate", type=float, default=0.0,
+                        help="share of table scenes, of many small dice too, whose dice lie ON "
+                        "such a board: beside and over its tokens, across its tiles' edges "
+                        "(vision.render.dice.board_places)")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
@@ -387,8 +393,10 @@ def main() -> None:
                         "for a second continuation of the same nets")
     args = parser.parse_args()
     global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE, STONE_RATE, BOARD_RATE
+    global BOARD_DICE_RATE
     TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
     STONE_RATE, BOARD_RATE = args.stone_rate, args.board_rate
+    BOARD_DICE_RATE = args.board_dice_rate
     if args.distractor_rate is not None:
         DISTRACTOR_RATE = SMALL_DISTRACTOR_RATE = args.distractor_rate
     torch.set_num_threads(args.threads)

@@ -8,7 +8,8 @@ renderer defaults), read in memory. ``--closeups`` reads close-ups of one die in
 (:func:`vision.render.dice.render_closeup`, 44-128 px, half of them casino-style see-through
 dice, neighbours cut by the border), a second rendered set for crops of one die.
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
-and boards of land tiles with number tokens to the table scenes (all 0 by default).
+and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
+whose dice lie on such a board, beside and over its tokens (all 0 by default).
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
@@ -60,10 +61,12 @@ def main() -> None:
                         help="close-ups of one die (render_closeup) instead of table scenes")
     for name, what in (("distractor", "look-alikes that are not dice"),
                        ("stone", "a stone table top"),
-                       ("board", "a board of land tiles with number tokens")):
+                       ("board", "a board of land tiles with number tokens"),
+                       ("board-dice", "its dice lying on a board of tiles and tokens")):
         parser.add_argument(f"--{name}-rate", type=float, default=0.0,
                             help=f"share of table scenes with {what} (render_scene's "
-                            f"{name}_rate; default 0, the scenes of `render dice`)")
+                            f"{name.replace('-', '_')}_rate; default 0, the scenes of "
+                            "`render dice`)")
     args = parser.parse_args()
     config = DiceConfig()
     if args.models:
@@ -82,7 +85,8 @@ def main() -> None:
         else:
             image, labels = render_scene(rng, extras=extras,
                                          distractor_rate=args.distractor_rate,
-                                         stone_rate=args.stone_rate, board_rate=args.board_rate)
+                                         stone_rate=args.stone_rate, board_rate=args.board_rate,
+                                         board_dice_rate=args.board_dice_rate)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -113,6 +117,7 @@ def main() -> None:
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
+        "board_dice_rate": args.board_dice_rate,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

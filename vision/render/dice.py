@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,8 +31,8 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "clear_spec", "draw_board", "draw_dice",
-           "draw_distractors", "random_background", "random_specs", "render_closeup",
+__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "board_places", "clear_spec", "draw_board",
+           "draw_dice", "draw_distractors", "random_background", "random_specs", "render_closeup",
            "render_scene", "stone_background"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
@@ -582,7 +582,8 @@ def stone_background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
 
 
 def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
-               tilt_deg: float = 0.0) -> list[list[float]]:
+               tilt_deg: float = 0.0, *, cover: bool = False,
+               layout: dict[str, Any] | None = None) -> list[list[float]]:
     """Draw a game board of land tiles in place and return the boxes of its number tokens.
 
     Hexagonal (or square) tiles 1.5-4 die edges across, tessellated at a random angle over part
@@ -591,6 +592,13 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     edges across, with a printed number, often with dots under it, or a letter or a ring of
     dots), sometimes a sea frame around the board; foreshortened vertically by the camera tilt
     ``tilt_deg`` like the table. ``size`` is the scene's die edge in pixels.
+
+    ``cover`` centres the board near the middle of the frame and makes it reach (nearly) every
+    corner, for scenes whose dice lie on it; it draws the same numbers from ``rng``. ``layout``,
+    if given, is filled with where things lie in ``frame``'s pixels, for placing dice on the
+    board: ``"mask"`` the board's coverage ``(H, W)`` in [0, 1], ``"tiles"`` the tile centres
+    ``(x, y)``, ``"tile_radius"`` the tiles' radius across (times ``"squash"`` down), and
+    ``"tokens"`` ``(x, y, rx, ry)``: each token's centre and half-axes.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
 
@@ -621,6 +629,9 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     # the board covers an ellipse around a random point (part of the frame, or all of it)
     cx0, cy0 = rng.uniform(0, w), rng.uniform(0, ch)
     extent = max(w, ch) * rng.uniform(0.3, 1.0)
+    if cover:  # near the middle, reaching the corners (the same draws from rng)
+        cx0, cy0 = w / 2 + (cx0 - w / 2) * 0.2, ch / 2 + (cy0 - ch / 2) * 0.2
+        extent = max(extent, math.hypot(w, ch) * 0.5)
     if rng.random() < 0.4:  # a sea frame around the tiles
         sea = tuple(float(c) for c in np.clip(np.array([170, 110, 30]) + rng.normal(0, 30, 3),
                                               0, 255))
@@ -630,6 +641,7 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     palette = [rng.uniform(20, 230, 3) for _ in range(int(rng.integers(3, 7)))]
     line = tuple(float(c) for c in rng.uniform(20, 230, 3))
     tokens = []
+    centres = []
     for i in range(-n, n + 1):
         for j in range(-n, n + 1):
             c = np.array([cx0, cy0]) + i * a1 + j * a2
@@ -660,6 +672,7 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
             cv2.polylines(canvas, [pts.astype(np.int32)], True, line, max(1, int(r * 0.05)),
                           cv2.LINE_AA)
             alpha[y0:y1, x0:x1][sel] = 1.0
+            centres.append((float(c[0]), float(c[1]) * squash))
             if rng.random() < 0.8:
                 tr = size * rng.uniform(0.35, 0.75)
                 ink = _ink(rng, True)
@@ -670,6 +683,9 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     flat = cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
     a = cv2.resize(alpha, (w, h), interpolation=cv2.INTER_AREA)[..., None]
     frame[:] = np.clip(frame * (1 - a) + flat * a, 0, 255).astype(np.uint8)
+    if layout is not None:
+        layout.update(mask=a[..., 0], tiles=centres, tile_radius=float(r), squash=squash,
+                      tokens=[(x, y * squash, tr, tr * squash) for x, y, tr in tokens])
     boxes = []
     for x, y, tr in tokens:
         box = [max(0.0, x - tr), max(0.0, (y - tr) * squash), min(float(w), x + tr),
@@ -722,9 +738,13 @@ def _draw_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.
 # ----------------------------------------------------------------------------- scenes
 def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
                  size_px: float, cocked_rate: float = 0.06, colors: Sequence[str] | None = None,
-                 translucent_rate: float = 0.1, clear_rate: float = 0.0) -> list[DieSpec]:
+                 translucent_rate: float = 0.1, clear_rate: float = 0.0,
+                 place: Callable[[np.random.Generator, float], tuple[float, float]] | None = None,
+                 ) -> list[DieSpec]:
     """``count`` dice placed on a ``w x h`` frame, touching allowed, not overlapping;
-    ``clear_rate`` of them casino-style see-through dice (:func:`clear_spec`)."""
+    ``clear_rate`` of them casino-style see-through dice (:func:`clear_spec`). ``place(rng,
+    edge)``, if given, chooses the centre of each die that does not touch a previous one
+    (:func:`board_places`: on the tiles and tokens of a board) instead of anywhere."""
     names = list(colors) if colors else list(COLORS)
     specs: list[DieSpec] = []
     tries = 0
@@ -736,6 +756,8 @@ def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
             ang = rng.uniform(0, 2 * math.pi)
             c = (other.center[0] + math.cos(ang) * (other.size + s) * 0.55,
                  other.center[1] + math.sin(ang) * (other.size + s) * 0.55)
+        elif place is not None:
+            c = place(rng, s)
         else:
             c = (rng.uniform(-0.2 * s, w + 0.2 * s), rng.uniform(0, h + 0.3 * s))
         if any(math.hypot(c[0] - o.center[0], c[1] - o.center[1]) < 0.75 * (s + o.size) * 0.72
@@ -759,6 +781,37 @@ def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
         if clear_rate > 0 and rng.random() < clear_rate:
             specs[-1] = replace(clear_spec(rng, c, s), cock_deg=specs[-1].cock_deg)
     return specs
+
+
+def board_places(layout: dict[str, Any],
+                 ) -> Callable[[np.random.Generator, float], tuple[float, float]]:
+    """Where a die of edge ``s`` lies on a board drawn by :func:`draw_board` (its ``layout``):
+    beside a number token, touching it or nearly (40%), partly over a token (15%), across a
+    tile's edge or corner (25%), or anywhere on the board (20%); in the frame's pixels, the
+    board foreshortened by the camera tilt (``layout["squash"]``)."""
+    mask, r, squash = layout["mask"], layout["tile_radius"], layout["squash"]
+    h, w = mask.shape
+    tokens = [t for t in layout["tokens"] if 0 <= t[0] < w and 0 <= t[1] < h]  # in view
+    tiles = [t for t in layout["tiles"] if 0 <= t[0] < w and 0 <= t[1] < h]
+
+    def place(rng: np.random.Generator, s: float) -> tuple[float, float]:
+        kind = rng.random()
+        ang = rng.uniform(0, 2 * math.pi)
+        if tokens and kind < 0.55:
+            x, y, rx, ry = tokens[int(rng.integers(len(tokens)))]
+            d = (rx + 0.5 * s) * rng.uniform(0.95, 1.4) if kind < 0.4 else rx * rng.uniform(0.2, 1)
+            return x + math.cos(ang) * d, y + math.sin(ang) * d * ry / rx
+        if tiles and kind < 0.8:
+            x, y = tiles[int(rng.integers(len(tiles)))]
+            d = r * rng.uniform(0.8, 1.02)
+            return x + math.cos(ang) * d, y + math.sin(ang) * d * squash
+        for _ in range(8):
+            x, y = rng.uniform(0, w), rng.uniform(0, h)
+            if mask[min(h - 1, int(y)), min(w - 1, int(x))] > 0.5:
+                break
+        return float(x), float(y)
+
+    return place
 
 
 # dark clear bodies of casino-style dice (BGR): red, blue, green, purple, smoke, amber
@@ -885,6 +938,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
                  degrade: bool = True, clear_rate: float = 0.0,
                  stone_rate: float = 0.0, board_rate: float = 0.0,
+                 board_dice_rate: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -908,8 +962,12 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         terrazzo, grains of the size of a small die's pips) instead of :func:`random_background`.
     board_rate : probability of a game board of land tiles with number tokens under the dice
         (:func:`draw_board`); its tokens count among the look-alikes in ``extras``.
-        Both rates default to 0, and then draw nothing from ``rng``: scenes rendered without
-        them are the same as before they existed.
+    board_dice_rate : probability of a scene whose dice lie ON a game board: the board
+        (:func:`draw_board`, tiles 1.2-2.4 times the usual size) reaches the frame's corners and
+        the dice are placed beside and partly over its number tokens and across its tiles'
+        edges (:func:`board_places`); its tokens count among the look-alikes in ``extras``.
+        The three rates default to 0, and then draw nothing from ``rng``: scenes rendered
+        without them are the same as before they existed.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
         without a hand).
@@ -940,18 +998,31 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         frame = random_background(rng, height, width)
     n = int(rng.integers(count[0], count[1] + 1))
     size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
-    specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
-                         cocked_rate=cocked_rate, translucent_rate=translucent_rate,
-                         clear_rate=clear_rate)
-    tilt = float(rng.uniform(*tilt_deg))
+    on_board = board_dice_rate > 0 and rng.random() < board_dice_rate
+    boxes = []
+    if on_board:  # the board first, then the dice on it
+        tilt = float(rng.uniform(*tilt_deg))
+        layout: dict[str, Any] = {}
+        boxes = draw_board(frame, rng, size * rng.uniform(1.2, 2.4), tilt, cover=True,
+                           layout=layout)
+        specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
+                             cocked_rate=cocked_rate, translucent_rate=translucent_rate,
+                             clear_rate=clear_rate, place=board_places(layout))
+    else:
+        specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
+                             cocked_rate=cocked_rate, translucent_rate=translucent_rate,
+                             clear_rate=clear_rate)
+        tilt = float(rng.uniform(*tilt_deg))
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
     if rng.random() < 0.3:  # one die's yaw shared by all (dice pushed into a row)
         yaw = float(rng.uniform(0, 90))
         specs = [replace(s, yaw_deg=yaw + float(rng.normal(0, 4))) for s in specs]
-    boxes = []
-    if board_rate > 0 and rng.random() < board_rate:
+    board = on_board
+    if not on_board and board_rate > 0 and rng.random() < board_rate:
         boxes = draw_board(frame, rng, size, tilt)
+        board = True
+    if board:
         order = rng.permutation(len(boxes))
         boxes = [boxes[k] for k in order]
     boxes = (draw_distractors(frame, rng, size, tilt) if rng.random() < distractor_rate

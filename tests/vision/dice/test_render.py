@@ -13,6 +13,7 @@ from vision.render.dice import (
     COLORS,
     DISTRACTOR_KINDS,
     DieSpec,
+    board_places,
     clear_spec,
     draw_board,
     draw_dice,
@@ -228,5 +229,54 @@ def test_board_tokens_are_look_alikes_and_the_rates_default_off():
     assert extras["distractors"]
     a, la = render_scene(np.random.default_rng(13), width=160, height=120)
     b, lb = render_scene(np.random.default_rng(13), width=160, height=120, stone_rate=0.0,
-                         board_rate=0.0)
+                         board_rate=0.0, board_dice_rate=0.0)
     assert np.array_equal(a, b) and la == lb
+
+
+@pytest.mark.parametrize("tilt", [0.0, 65.0])
+def test_dice_placed_on_a_covering_board_lie_on_its_tiles_and_beside_its_tokens(tilt):
+    shares = []
+    for seed in range(6):
+        frame = np.full((160, 200, 3), 128, np.uint8)
+        layout: dict = {}
+        boxes = draw_board(frame, np.random.default_rng(seed), 40.0, tilt_deg=tilt, cover=True,
+                           layout=layout)
+        assert layout["mask"].shape == (160, 200) and len(layout["tokens"]) >= len(boxes)
+        assert layout["squash"] == pytest.approx(max(0.25, np.cos(np.radians(tilt))))
+        shares.append(layout["mask"].mean())
+    assert np.mean(shares) > 0.95  # a covering board reaches (nearly) every corner
+    # seed 1: big tiles, few tokens; dice are drawn towards the tokens and onto the board
+    frame = np.full((160, 200, 3), 128, np.uint8)
+    layout = {}
+    draw_board(frame, np.random.default_rng(1), 40.0, tilt_deg=tilt, cover=True, layout=layout)
+    mask, tokens = layout["mask"], layout["tokens"]
+    place = board_places(layout)
+    rng = np.random.default_rng(4)
+    placed = [place(rng, 12.0) for _ in range(300)]
+    anywhere = [(rng.uniform(0, 200), rng.uniform(0, 160)) for _ in range(300)]
+
+    def near(points):  # centre within a die edge of a token's rim (or on it)
+        return np.mean([any(np.hypot(x - tx, (y - ty) * rx / ry) < rx + 12.0
+                            for tx, ty, rx, ry in tokens) for x, y in points])
+
+    assert near(placed) > near(anywhere) + 0.1
+    inside = [(x, y) for x, y in placed if 0 <= x < 200 and 0 <= y < 160]
+    assert len(inside) > 200
+    assert np.mean([mask[int(y), int(x)] > 0.5 for x, y in inside]) > 0.9
+
+
+def test_scenes_of_dice_on_a_board_are_seeded_and_hold_dice_among_tokens():
+    kw = dict(width=240, height=200, count=(6, 6), size_px=(18, 18), board_dice_rate=1.0)
+    ea: dict = {}
+    a, la = render_scene(np.random.default_rng(21), extras=ea, **kw)
+    b, lb = render_scene(np.random.default_rng(21), **kw)
+    assert np.array_equal(a, b) and la == lb
+    c, _ = render_scene(np.random.default_rng(21), width=240, height=200, count=(6, 6),
+                        size_px=(18, 18))
+    assert not np.array_equal(a, c)
+    tokens = ea["distractors"]
+    assert len(tokens) >= 4 and len(la) >= 4
+    centre = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in (lb["bbox"] for lb in la)]
+    # at least one die lies beside or over a token (within a die edge of the token's box)
+    assert any(t[0] - 18 < x < t[2] + 18 and t[1] - 18 < y < t[3] + 18
+               for x, y in centre for t in tokens)
