@@ -26,11 +26,14 @@ import numpy as np
 
 from vision.onnxmodel import onnx_session
 
-__all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "BandModel", "DiscModel", "StripGeometry",
-           "disc_geometry", "sample_discs", "sample_strips", "stack_maps", "strip_geometry"]
+__all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "SCREEN_MODEL_PATH", "BandModel", "DiscModel",
+           "StripGeometry", "disc_geometry", "sample_discs", "sample_strips", "stack_maps",
+           "strip_geometry"]
 
 BAND_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "sigil_bands" / "bands.onnx"
 DISC_MODEL_PATH = BAND_MODEL_PATH.with_name("discs.onnx")
+SCREEN_MODEL_PATH = BAND_MODEL_PATH.with_name("bands_screen.onnx")
+SCREEN_LOGIT = -7.0  # strips the screen scores below this logit skip the band model
 STRIP_LEN = 48
 STRIP_LANES = 25
 STRIP_HALF_MM = 6.0
@@ -120,10 +123,22 @@ def sample_strips(geo: StripGeometry, stack: np.ndarray) -> np.ndarray:
 
 class BandModel:
     """The ONNX band classifier: ``strip`` (N, CHANNELS, STRIP_LEN, STRIP_LANES) -> ``line``
-    (N, 1) logit "a pen line joins the strip's two candles". Loaded once, lazily."""
+    (N, 1) logit "a pen line joins the strip's two candles". Loaded once, lazily.
 
-    def __init__(self, path: str | Path = BAND_MODEL_PATH) -> None:
+    With a ``screen`` (``bands_screen.onnx``: a network about a fifth as dear, distilled from
+    the band model's logits by ``models/sigil_bands/distill.py``), every strip goes through
+    the screen first and only those it scores at least ``screen_logit`` go through the band
+    model; the others (most of a card's: blank or crossed by other lines only) keep the
+    screen's probability, under 0.001 (the band model's on such strips held out of the
+    distillation: at most 0.023, far below where the card's threshold or the bookkeeping
+    look). A missing screen file means every strip goes through the band model."""
+
+    def __init__(self, path: str | Path = BAND_MODEL_PATH,
+                 screen: str | Path | None = SCREEN_MODEL_PATH,
+                 screen_logit: float = SCREEN_LOGIT) -> None:
         self.path = str(path)
+        self.screen = None if screen is None else str(screen)
+        self.screen_logit = screen_logit
 
     def available(self) -> bool:
         return Path(self.path).is_file()
@@ -131,12 +146,23 @@ class BandModel:
     def _session(self):
         return onnx_session(self.path, "sigil band model")
 
+    def _logits(self, path: str, what: str, strips: np.ndarray) -> np.ndarray:
+        (logit,) = onnx_session(path, what).run(None, {"strip": strips})
+        return logit.reshape(-1)
+
     def predict(self, strips: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each strip holds a line joining its two candles."""
         if len(strips) == 0:
             return np.zeros((0,), np.float32)
-        (logit,) = self._session().run(None, {"strip": strips.astype(np.float32, copy=False)})
-        return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))
+        strips = strips.astype(np.float32, copy=False)
+        if self.screen is None or not Path(self.screen).is_file():
+            logit = self._logits(self.path, "sigil band model", strips)
+        else:
+            logit = self._logits(self.screen, "sigil band screen", strips)
+            doubt = np.flatnonzero(logit >= self.screen_logit)
+            if len(doubt):
+                logit[doubt] = self._logits(self.path, "sigil band model", strips[doubt])
+        return 1.0 / (1.0 + np.exp(-logit))
 
 
 DISC_SIZE = 24
@@ -171,7 +197,7 @@ class DiscModel(BandModel):
     -> ``crossed`` (N, 1) logit. Loaded once, lazily."""
 
     def __init__(self, path: str | Path = DISC_MODEL_PATH) -> None:
-        super().__init__(path)
+        super().__init__(path, screen=None)
 
     def predict(self, discs: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each candle is crossed out."""

@@ -1455,7 +1455,7 @@ def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: Car
                             s: float, pad_mm: float) -> np.ndarray:
     """The photo (BGR, its darkest channel already, or a :class:`_Photo`, whose darkest
     channel is made once) rectified at ``s`` px/mm with ``pad_mm`` around the card, darkest
-    channel."""
+    channel, uint8."""
     w, hh = geom.size_mm
     size = (round((w + 2 * pad_mm) * s), round((hh + 2 * pad_mm) * s))
     m = h @ np.array([[1 / s, 0, -pad_mm], [0, 1 / s, -pad_mm], [0, 0, 1]])
@@ -1464,9 +1464,9 @@ def _min_channel_normalised(image: np.ndarray | _Photo, h: np.ndarray, geom: Car
     rect = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_REPLICATE)
     if rect.ndim == 2:  # the photo's darkest channel already
-        return rect.astype(np.float32)
+        return rect
     b, g, r = cv2.split(rect)
-    return cv2.min(cv2.min(b, g), r).astype(np.float32)
+    return cv2.min(cv2.min(b, g), r)
 
 
 @per_object(size=512, key=lambda pt, s, pad, rad, shape: (s, pad, rad, shape))
@@ -1487,6 +1487,26 @@ def _windows(pt: _Patches, s: float, pad: float, rad: int, shape: tuple[int, ...
     return out
 
 
+_SD_SLACK = 1e-3   # the box sums' standard deviation trusted this far from a limit
+
+
+def _window_sds(g: np.ndarray, windows: list[tuple[Any, ...]]) -> np.ndarray:
+    """The standard deviation of ``g`` (uint8) over each window of :func:`_windows`, from
+    box sums of ``g`` and its square (exact integers: within float rounding of
+    ``cv2.meanStdDev``)."""
+    if not windows:
+        return np.zeros(0)
+    total, squares = cv2.integral2(g, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+    y0 = np.array([w[5][0].start for w in windows])
+    y1 = np.array([w[5][0].stop for w in windows])
+    x0 = np.array([w[5][1].start for w in windows])
+    x1 = np.array([w[5][1].stop for w in windows])
+    n = (y1 - y0) * (x1 - x0)
+    mean = (total[y1, x1] - total[y0, x1] - total[y1, x0] + total[y0, x0]).astype(np.float64) / n
+    sq = (squares[y1, x1] - squares[y0, x1] - squares[y1, x0] + squares[y0, x0]) / n
+    return np.sqrt(np.maximum(sq - mean * mean, 0.0))
+
+
 def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
                       ref: np.ndarray, *, s: float, reach_mm: float, patch_mm: float = 7.0,
                       cell_mm: float = 10.0, most: int = 40, min_ncc: float = 0.5,
@@ -1503,13 +1523,18 @@ def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeome
     pt = _patches(ref, geom, s, patch_mm, cell_mm, most)
     if len(pt.centres) < 6:
         return None
-    g = _min_channel_normalised(image, h, geom, s, reach_mm)
+    g8 = _min_channel_normalised(image, h, geom, s, reach_mm)
+    g = g8.astype(np.float32)
     pad = reach_mm * s
     rad = max(1, round(reach_mm * s))
     src, dst = [], []
-    for cx, cy, tpl, x, y, at in _windows(pt, s, pad, rad, g.shape):
+    windows = _windows(pt, s, pad, rad, g.shape)
+    for (cx, cy, tpl, x, y, at), sd in zip(windows, _window_sds(g8, windows), strict=True):
         win = g[at]
-        if float(cv2.meanStdDev(win)[1][0, 0]) < 2.0:
+        # a flat window (glare, a hand) holds nothing to match; near the limit, OpenCV's own
+        # figure decides, as before the box sums
+        if sd < 2.0 - _SD_SLACK or (sd < 2.0 + _SD_SLACK
+                                    and float(cv2.meanStdDev(win)[1][0, 0]) < 2.0):
             continue
         res = cv2.matchTemplate(win, tpl, cv2.TM_CCOEFF_NORMED)
         _, peak, _, (px, py) = cv2.minMaxLoc(res)

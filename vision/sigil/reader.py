@@ -41,6 +41,8 @@ from vision.sigil import digits as dg
 from vision.sigil.bands import (
     BAND_MODEL_PATH,
     DISC_MODEL_PATH,
+    SCREEN_LOGIT,
+    SCREEN_MODEL_PATH,
     STRIP_HALF_MM,
     STRIP_LANES,
     BandModel,
@@ -138,6 +140,10 @@ class SigilConfig:
     # the learned band classifier (lines); without its file, the hand-made evidence decides
     band_model_path: str = str(BAND_MODEL_PATH)
     use_band_model: bool = True
+    # the cheap screen in front of it (None: every strip through the band model), and the
+    # logit under which a strip it screens skips the band model (vision.sigil.bands)
+    band_screen_path: str | None = str(SCREEN_MODEL_PATH)
+    band_screen_logit: float = SCREEN_LOGIT
     # the models give probabilities: a mark below 0.5 is more likely not drawn, whatever gap
     # the card's other marks leave (0.3 let strips of 0.3-0.5 in: extra lines and crosses)
     band_floor: float = 0.5
@@ -1000,7 +1006,8 @@ def read_sigil(image: np.ndarray, layout: Any,
     # the learned models only know reference-subtracted maps: without a blank card (the
     # layout's elements masked instead) the hand-made evidence decides
     learned = cfg.use_band_model and NO_REFERENCE not in notes
-    band_model = BandModel(cfg.band_model_path) if learned else None
+    band_model = (BandModel(cfg.band_model_path, cfg.band_screen_path, cfg.band_screen_logit)
+                  if learned else None)
     line_probs = band_model is not None and band_model.available()
     if line_probs:
         strengths, t_line, lines, unknown_lines = _lines_by_model(maps, geom, cfg, band_model)

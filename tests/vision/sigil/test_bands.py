@@ -11,6 +11,7 @@ from vision.sigil import SigilConfig, read_sigil
 from vision.sigil.bands import (
     BAND_MODEL_PATH,
     CHANNELS,
+    SCREEN_MODEL_PATH,
     STRIP_LANES,
     STRIP_LEN,
     BandModel,
@@ -207,6 +208,63 @@ def test_exported_net_runs_in_the_reader_model_class(tmp_path) -> None:
     assert np.allclose(BandModel(tmp_path / "b.onnx").predict(x), want, atol=1e-5)
     d = np.zeros((12, DISC_CHANNELS, DISC_SIZE, DISC_SIZE), np.float32)
     assert DiscModel(tmp_path / "d.onnx").predict(d).shape == (12,)
+
+
+def test_screen_net_exports_and_learns_the_teachers_logits(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    from models.sigil_bands.distill import fit
+    from models.sigil_bands.fit import BandNet, ScreenBandNet, export
+
+    torch.manual_seed(0)
+    net = ScreenBandNet().eval()
+    export(net, str(tmp_path / "screen.onnx"))
+    x = np.random.default_rng(0).random((4, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32)
+    with torch.no_grad():
+        want = torch.sigmoid(net(torch.from_numpy(x))[:, 0]).numpy()
+    assert np.allclose(BandModel(tmp_path / "screen.onnx", screen=None).predict(x), want,
+                       atol=1e-5)
+    # distilled from a teacher whose logit follows the strip's ink (a made-up rule: its mean
+    # over every eighth sample), the student gets it, as a constant net cannot
+    teacher = BandNet()
+    with torch.no_grad():
+        for p in teacher.parameters():
+            p.zero_()
+        first = teacher.body[0]
+        first.weight[0, 0, 1, 1] = 1.0
+        teacher.body[7].weight[0, :6 * 7] = 1.0 / (6 * 7)
+        teacher.body[2].weight[0, 0, 1, 1] = 1.0
+        teacher.body[4].weight[0, 0, 1, 1] = 1.0
+        teacher.body[9].weight[0, 0] = 16.0
+        teacher.body[9].bias[0] = -4.0
+    export(teacher, str(tmp_path / "teacher.onnx"))
+    rng = np.random.default_rng(1)
+    strips = np.zeros((1024, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32)
+    strips[:, 0] = rng.random((1024, 1, 1)) * rng.random((1024, STRIP_LEN, STRIP_LANES))
+    np.savez(tmp_path / "d.npz", x=strips.astype(np.float16))
+    assert fit([str(tmp_path / "d.npz")], str(tmp_path / "teacher.onnx"),
+               str(tmp_path / "student.onnx"), epochs=3) == 0
+    got = BandModel(tmp_path / "student.onnx", screen=None).predict(strips[:256])
+    want = BandModel(tmp_path / "teacher.onnx", screen=None).predict(strips[:256])
+    assert want.std() > 0.1 and np.corrcoef(got, want)[0, 1] > 0.9
+
+
+@pytest.mark.skipif(not SCREEN_MODEL_PATH.is_file(), reason="band screen not trained")
+def test_the_screen_leaves_the_band_model_every_strip_that_could_matter() -> None:
+    layout = load_layout("B")
+    rng = np.random.default_rng(11)
+    state = SigilState.of("B", lines=[(0, 5), (1, 7), (2, 9), (3, 4)], crossed=[2, 6])
+    frame, _ = photograph(draw_state(layout, state, rng), rng)
+    strips = card_samples(frame, layout, blank_card(layout))["strips"]
+    full = BandModel(screen=None).predict(strips)
+    screened = BandModel().predict(strips)
+    skipped = screened != full
+    # most strips of a card are screened out, and only those the band model calls
+    # plainly "no line"; every other strip keeps the band model's own probability
+    assert skipped.mean() > 0.5
+    assert screened[skipped].max() < 0.001 and full[skipped].max() < 0.05
+    assert np.array_equal(screened[~skipped], full[~skipped]) and full[~skipped].max() > 0.9
+    # a screen that lets everything through changes nothing
+    assert np.array_equal(BandModel(screen_logit=-np.inf).predict(strips), full)
 
 
 def test_disc_model_file_is_small_and_reads_a_blank_disc_as_not_crossed() -> None:
