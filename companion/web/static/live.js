@@ -81,6 +81,8 @@
   window.addEventListener("resize", () => place(area));
   video.addEventListener("load", () => place(area));
 
+  const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
   function render(p) {
     if ("roll_area" in p) { area = p.roll_area; showArea(); }
     const live = p.live || {};
@@ -108,7 +110,7 @@
     const sg = r.sigil;
     const cardName = sg && sg.name ? sg.name[0].toUpperCase() + sg.name.slice(1) + (sg.layout ? ` (${sg.layout})` : "") : "Card";
     $("sigils-now").replaceChildren(...(sg ? [h("p", { class: "sigil-now" }, h("b", {}, cardName + ": "),
-      sg.error ? h("span", { class: "muted" }, sg.error) : `${(sg.lines || []).length} lines, ${(sg.crossed || []).length} crossed`,
+      sg.error ? h("span", { class: "muted" }, sg.error) : `${count((sg.lines || []).length, "line")}, ${(sg.crossed || []).length} crossed, top ${(sg.top || []).map((t) => (t ? t.value + (t.circled ? "◯" : "") : "·")).join(" ")}`,
       (sg.unseen || []).length ? h("span", { class: "muted" }, " · unseen: " + sg.unseen.join(", ")) : null)] : []));
     const engines = [["cat", "/cat"], ["machine", "/machine"]].map(([k, href]) => {
       const e = p[k] || {};

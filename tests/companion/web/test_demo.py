@@ -129,6 +129,10 @@ def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
         page.wait_for_selector("#events-now li:has-text('lower 5 on player 1, card 1')")
         said = page.locator("#events-now").inner_text()
         assert re.search(r"card g\d+p\d+c\d+", said) is None, said
+        # the card read now: its lines, crosses and the seven top boxes (· empty, ◯ circled)
+        now = page.locator("#sigils-now").inner_text()
+        assert re.search(r"Player 1, card 1 \(A\): \d+ lines?, \d+ crossed, top( (\d◯?|·)){7}$",
+                         now.strip()), now
         shot(page, "demo-live-real")
         assert page.errors == []
         events = [e["text"] for e in app.extensions["doom"].live.process.events]
