@@ -37,7 +37,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ class Layout:
         """Printed candle numbers in index order."""
         return tuple(c.number for c in self.candles)
 
-    @property
+    @cached_property
     def candle_names(self) -> tuple[str, ...]:
         """What a player calls each candle, in index order: its printed number, and the side
         that tells it from the other candle of that number ("left 3" and "right 3" when the
