@@ -10,10 +10,22 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-__all__ = ["onnx_session"]
+__all__ = ["onnx_session", "session_options"]
 
 _SESSIONS: dict[str, object] = {}
 _LOCK = threading.Lock()
+
+
+def session_options() -> object:
+    """The ``onnxruntime.SessionOptions`` every model of the project runs with: one intra-op
+    and one inter-op thread, warnings and below not logged."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return opts
 
 
 def onnx_session(path: str | Path, what: str = "model") -> object:
@@ -28,10 +40,7 @@ def onnx_session(path: str | Path, what: str = "model") -> object:
 
             if not Path(key).is_file():
                 raise FileNotFoundError(f"{key}: {what} missing")
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            sess = ort.InferenceSession(key, opts, providers=["CPUExecutionProvider"])
+            sess = ort.InferenceSession(key, session_options(),
+                                        providers=["CPUExecutionProvider"])
             _SESSIONS[key] = sess
         return sess

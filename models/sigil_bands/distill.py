@@ -78,19 +78,16 @@ def dump(out: str, folders: list[str], seed: int = 0) -> int:
 
 
 def fit(paths: list[str], teacher: str, out: str, *, epochs: int = 10, seed: int = 0) -> int:
-    import onnxruntime as ort
     import torch
     from torch import nn
 
     from models.sigil_bands.fit import ScreenBandNet, export
+    from vision.onnxmodel import onnx_session
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(teacher, opts, providers=["CPUExecutionProvider"])
+    sess = onnx_session(teacher, "teacher band model")
 
     def teach(x: np.ndarray) -> np.ndarray:
         return sess.run(None, {"strip": x})[0][:, 0]
