@@ -1000,18 +1000,17 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     size = float(math.exp(rng.uniform(math.log(size_px[0]), math.log(size_px[1]))))
     on_board = board_dice_rate > 0 and rng.random() < board_dice_rate
     boxes = []
+    place = None
     if on_board:  # the board first, then the dice on it
         tilt = float(rng.uniform(*tilt_deg))
         layout: dict[str, Any] = {}
         boxes = draw_board(frame, rng, size * rng.uniform(1.2, 2.4), tilt, cover=True,
                            layout=layout)
-        specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
-                             cocked_rate=cocked_rate, translucent_rate=translucent_rate,
-                             clear_rate=clear_rate, place=board_places(layout))
-    else:
-        specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
-                             cocked_rate=cocked_rate, translucent_rate=translucent_rate,
-                             clear_rate=clear_rate)
+        place = board_places(layout)
+    specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
+                         cocked_rate=cocked_rate, translucent_rate=translucent_rate,
+                         clear_rate=clear_rate, place=place)
+    if not on_board:  # drawn after the dice, as before boards with dice existed
         tilt = float(rng.uniform(*tilt_deg))
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
