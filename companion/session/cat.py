@@ -391,6 +391,11 @@ class CatAdapter:
             return None
         return str(state.setup["cards"][card])
 
+    @staticmethod
+    def card_name(player: int, card: int) -> str:
+        """A player's card as players say it, counted from one: "player 1, card 2"."""
+        return f"player {player + 1}, card {card + 1}"
+
     def player_familiar(self, state: CatState, player: int) -> str | None:
         """The familiar a player holds (``"F04"``), None when none (or no such player)."""
         players = getattr(state.game, "players", ())
@@ -551,7 +556,7 @@ class CatAdapter:
 
     def describe(self, event: Mapping[str, Any], state: CatState) -> str:
         t = event.get("type")
-        who = f"player {event.get('player', 0) + 1}, card {event.get('card', 0) + 1}"
+        who = self.card_name(event.get("player", 0), event.get("card", 0))
         cam = " (camera)" if event.get("source") == "camera" else ""
         names = self._candle_names(state, event.get("card", 0))
 

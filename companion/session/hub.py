@@ -250,7 +250,7 @@ class Hub:
         if letter is None:
             return None
         return CameraCard(f"g{session.game_id}p{player}c{card}", letter,
-                          f"player {player + 1}, card {card + 1}")
+                          session.engine.card_name(player, card))
 
     def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
         """Submit a game event to the current game of ``kind`` (None when there is none)."""
