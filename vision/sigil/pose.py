@@ -1507,6 +1507,31 @@ def _window_sds(g: np.ndarray, windows: list[tuple[Any, ...]]) -> np.ndarray:
     return np.sqrt(np.maximum(sq - mean * mean, 0.0))
 
 
+def _peaks(res: np.ndarray, min_ncc: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per correlation map of ``res`` (n, h, w), float32: whether its peak (the first largest
+    value) reaches ``min_ncc`` away from the map's border, and ``(x, y, dx, dy)``: the peak's
+    column and row and its sub-pixel offset (a parabola through the peak and its neighbours
+    in each direction, 0 where they do not curve down), float32 as the maps."""
+    n, rh, rw = res.shape
+    flat = res.reshape(n, -1)
+    j = flat.argmax(axis=1)
+    py, px = np.divmod(j, rw)
+    found = (flat[np.arange(n), j].astype(np.float64) >= min_ncc) \
+        & (px > 0) & (px < rw - 1) & (py > 0) & (py < rh - 1)
+    k = np.nonzero(found)[0]
+    y, x = py[k], px[k]
+    peak2 = 2 * res[k, y, x]
+    left, right, up, down = res[k, y, x - 1], res[k, y, x + 1], res[k, y - 1, x], res[k, y + 1, x]
+    dx = left - peak2 + right
+    dy = up - peak2 + down
+    off = np.zeros((n, 4), np.float32)
+    off[k, 0], off[k, 1] = x, y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        off[k, 2] = np.where(dx >= 0, np.float32(0), np.float32(0.5) * (left - right) / dx)
+        off[k, 3] = np.where(dy >= 0, np.float32(0), np.float32(0.5) * (up - down) / dy)
+    return found, off
+
+
 def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeometry,
                       ref: np.ndarray, *, s: float, reach_mm: float, patch_mm: float = 7.0,
                       cell_mm: float = 10.0, most: int = 40, min_ncc: float = 0.5,
@@ -1527,29 +1552,24 @@ def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeome
     g = g8.astype(np.float32)
     pad = reach_mm * s
     rad = max(1, round(reach_mm * s))
-    src, dst = [], []
     windows = _windows(pt, s, pad, rad, g.shape)
-    for (cx, cy, tpl, x, y, at), sd in zip(windows, _window_sds(g8, windows), strict=True):
-        win = g[at]
-        # a flat window (glare, a hand) holds nothing to match; near the limit, OpenCV's own
-        # figure decides, as before the box sums
-        if sd < 2.0 - _SD_SLACK or (sd < 2.0 + _SD_SLACK
-                                    and float(cv2.meanStdDev(win)[1][0, 0]) < 2.0):
-            continue
-        res = cv2.matchTemplate(win, tpl, cv2.TM_CCOEFF_NORMED)
-        _, peak, _, (px, py) = cv2.minMaxLoc(res)
-        if peak < min_ncc or not (0 < px < res.shape[1] - 1 and 0 < py < res.shape[0] - 1):
-            continue
-        dx = res[py, px - 1] - 2 * peak + res[py, px + 1]
-        dy = res[py - 1, px] - 2 * peak + res[py + 1, px]
-        ox = 0.0 if dx >= 0 else 0.5 * (res[py, px - 1] - res[py, px + 1]) / dx
-        oy = 0.0 if dy >= 0 else 0.5 * (res[py - 1, px] - res[py + 1, px]) / dy
-        src.append((cx, cy))
-        dst.append(((x - rad + px + ox - pad) / s, (y - rad + py + oy - pad) / s))
-    if len(src) < 6:
+    # a flat window (glare, a hand) holds nothing to match; near the limit, OpenCV's own
+    # figure decides, as before the box sums
+    live = [w for w, sd in zip(windows, _window_sds(g8, windows), strict=True)
+            if not (sd < 2.0 - _SD_SLACK or (sd < 2.0 + _SD_SLACK
+                                             and float(cv2.meanStdDev(g[w[5]])[1][0, 0]) < 2.0))]
+    if len(live) < 6:
         return None
-    src_a = np.array(src, np.float64)
-    dst_px = project(h, np.array(dst, np.float64))
+    res = np.stack([cv2.matchTemplate(g[at], tpl, cv2.TM_CCOEFF_NORMED)
+                    for _, _, tpl, _, _, at in live])
+    found, off = _peaks(res, min_ncc)
+    if found.sum() < 6:
+        return None
+    src_a = np.array([(w[0], w[1]) for w in live], np.float64)[found]
+    # the patch's centre where it matched (card mm), computed in float32 as the matches are
+    at = np.array([(w[3], w[4]) for w in live])[found] - rad + off[found, :2].astype(np.int64)
+    dst = ((at.astype(np.float32) + off[found, 2:]) - np.float32(pad)) / np.float32(s)
+    dst_px = project(h, dst.astype(np.float64))
     tol = max(1.0, 0.35 * photo_px_per_mm(h, geom))     # 0.35 mm
     h2, inl = cv2.findHomography(src_a, dst_px, cv2.RANSAC, tol)
     if h2 is None or inl is None:
