@@ -401,7 +401,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
     at = np.flatnonzero(dark_px)
-    contrast = float(np.percentile(1.0 - norm.reshape(-1, 3)[at].min(axis=1), 80)) \
+    contrast = float(np.percentile(1.0 - _min3(norm.reshape(-1, 3)[at]), 80)) \
         if len(at) > 50 else 0.6
     floor = _floor(ref, spread_px)
     # a blurred photo smears the artwork wider (and fainter) than a pixel's spread covers: when
