@@ -376,7 +376,11 @@ def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     geo = _strip_geo(geom, cfg)
     strips = sample_strips(geo, maps.stack)
     mid = STRIP_LANES // 2
-    centre = strips[:, 1:3, :, mid - 2:mid + 3].mean(axis=3)          # (R, 2, L)
+    # the hidden and glare channels over the five middle lanes, their mean added up lane by
+    # lane (as NumPy's mean over so short an axis does, at a fifth of its cost)
+    lanes = strips[:, 1:3, :, mid - 2:mid + 3]
+    centre = (lanes[..., 0] + lanes[..., 1] + lanes[..., 2] + lanes[..., 3] + lanes[..., 4]) \
+        / np.float32(5)                                                 # (R, 2, L)
     n_in = np.maximum(geo.inside.sum(axis=1), 1)
     hid = ((centre[:, 0] > 0.5) & geo.inside).sum(axis=1) / n_in
     gl = ((centre[:, 1] > 0.5) & geo.inside).sum(axis=1) / n_in
