@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, reduce
 
 import cv2
 import numpy as np
@@ -220,10 +220,13 @@ def _blind(ref: Reference, radius: int) -> np.ndarray:
     return _min3(_floor(ref, radius)) < 0.5
 
 
-def _block_min(a: np.ndarray, f: int, h: int, w: int) -> np.ndarray:
-    """Minimum of ``a`` (2-D) over each f x f block, (h, w)."""
-    return cv2.erode(a, np.ones((f, f), np.uint8), anchor=(0, 0),
-                     borderType=cv2.BORDER_REPLICATE)[0:h * f:f, 0:w * f:f]
+def _block_reduce(a: np.ndarray, f: int, h: int, w: int, op: Callable[..., np.ndarray],
+                  ) -> np.ndarray:
+    """``op`` (``np.minimum`` or ``np.maximum``) of ``a`` (2-D) over each f x f block, (h, w):
+    the f rows of each block reduced, then the f columns (the same values as an f x f erosion
+    or dilation read at every f-th pixel, at about half its cost for f = 4)."""
+    rows = reduce(op, (a[k:h * f:f] for k in range(f)))
+    return reduce(op, (rows[:, k:w * f:f] for k in range(f)))
 
 
 @per_object(size=32)
@@ -231,7 +234,7 @@ def _ref_cover(ref: Reference, f: int, h: int, w: int) -> np.ndarray:
     """The blank card's channels of :func:`cover_input`, (h, w, 4), cached per reference."""
     return np.concatenate([
         cv2.resize(ref.floor[:h * f, :w * f], (w, h), interpolation=cv2.INTER_AREA),
-        _block_min(ref.grey, f, h, w)[..., None]], axis=2).astype(np.float32)
+        _block_reduce(ref.grey, f, h, w, np.minimum)[..., None]], axis=2).astype(np.float32)
 
 
 def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,
@@ -256,10 +259,9 @@ def cover_input(rect: np.ndarray, ref: Reference, white: np.ndarray,
     out = np.empty((COVER_CHANNELS, h, w), np.float32)
     for k, c in enumerate((b, g, r)):
         out[k] = cv2.resize(c, (w, h), interpolation=cv2.INTER_AREA)
-    out[3] = _block_min(cv2.min(cv2.min(b, g), r), f, h, w)
+    out[3] = _block_reduce(cv2.min(cv2.min(b, g), r), f, h, w, np.minimum)
     out[4:8] = _ref_cover(ref, f, h, w).transpose(2, 0, 1)
-    out[8] = cv2.dilate(bright, np.ones((f, f), np.uint8), anchor=(0, 0),
-                        borderType=cv2.BORDER_REPLICATE)[0:h * f:f, 0:w * f:f]
+    out[8] = _block_reduce(bright, f, h, w, np.maximum)
     return out
 
 
@@ -413,7 +415,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
             sigma = 0.45 * px_per_mm / (2 * np.sqrt(2) * _erfinv(ratio))
             sigma = float(min(max(round(sigma * 2) / 2, 0.5), 4.0))
             floor = _blurred_floor(ref, sigma, spread_px)
-    ink = _max3(floor - norm)
+    ink = _max3(np.subtract(floor, norm, out=img))     # (the photo's float copy is done with)
     np.clip(ink, 0.0, 1.0, out=ink)
     ink[hidden] = 0.0
     # a dark area far wider than any pen stroke (a hand's shadow, a sleeve, a smudge of dirt) is
