@@ -369,16 +369,16 @@ def _ratio(quad: np.ndarray) -> float:
     return max(a, b) / max(min(a, b), 1e-6)
 
 
+_ROLLS = (np.arange(4)[None, :] - np.arange(4)[:, None]) % 4   # row k: np.roll(quad, k, 0)
+
+
 def _order_clockwise(quad: np.ndarray) -> np.ndarray:
     """The corners of a convex quadrilateral clockwise in the image (y down), starting at the
     top-left-most one (smallest x + y). Convention: pixel coordinates, (4, 2)."""
     c = quad.mean(0)
     ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
     q = quad[np.argsort(ang)]          # clockwise in image coordinates (y down)
-    return np.roll(q, -int(np.argmin(q.sum(1))), 0)
-
-
-_ROLLS = (np.arange(4)[None, :] - np.arange(4)[:, None]) % 4   # row k: np.roll(quad, k, 0)
+    return q[_ROLLS[-int(np.argmin(q.sum(1))) % 4]]
 
 
 def _same_quad(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
@@ -681,8 +681,8 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
 def homographies_for_quad(quad: np.ndarray, geom: CardGeometry) -> list[np.ndarray]:
     """The 4 ways to lay the card's corners (mm) on a quadrilateral (px): one per rotation."""
     src = card_corners_mm(geom)
-    return [cv2.getPerspectiveTransform(src, np.roll(quad, k, axis=0).astype(np.float32))
-            for k in range(4)]
+    corners = np.asarray(quad, np.float32)[_ROLLS]
+    return [cv2.getPerspectiveTransform(src, c) for c in corners]
 
 
 # ------------------------------------------------------------------- outline: registration
