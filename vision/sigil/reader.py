@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
 from typing import Any
 
 import cv2
@@ -585,6 +585,12 @@ def _lines_by_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     return strengths, t_line, lines, unknown
 
 
+def _max_over_lanes(a: np.ndarray, lanes: range) -> np.ndarray:
+    """The largest of ``a``'s values over the given lanes (its last axis), lane by lane (the
+    same values as ``max`` over that short axis, several times cheaper)."""
+    return reduce(np.maximum, (a[..., k] for k in lanes))
+
+
 def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
                   fade: np.ndarray | None) -> np.ndarray:
     """Per strip, the longest run (mm along the chord) of rows between the outlines that are
@@ -594,15 +600,15 @@ def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
     every such row."""
     half = min(STRIP_LANES // 2, round(cfg.band_clean_half_mm / STRIP_HALF_MM
                                        * (STRIP_LANES // 2)))
-    mid = STRIP_LANES // 2
-    win = strips[:, :3, :, mid - half:mid + half + 1].max(axis=3)           # (R, 3, L)
+    near = range(STRIP_LANES // 2 - half, STRIP_LANES // 2 + half + 1)
+    win = _max_over_lanes(strips[:, :3], near)                               # (R, 3, L)
     ok = (win[:, 1] < 0.5) & (win[:, 2] < 0.5) & (win[:, 0] < cfg.band_clean_level) \
         & geo.inside
     if fade is not None:
         f = cv2.remap(fade, geo.mapx, geo.mapy, cv2.INTER_LINEAR,
                       borderMode=cv2.BORDER_CONSTANT, borderValue=10.0)
-        f = f.reshape(len(strips), -1, STRIP_LANES)[:, :, mid - half:mid + half + 1].max(axis=2)
-        ok &= f <= cfg.band_clean_max_fade
+        ok &= _max_over_lanes(f.reshape(len(strips), -1, STRIP_LANES), near) \
+            <= cfg.band_clean_max_fade
     return _longest_run(ok) * geo.step_mm
 
 
