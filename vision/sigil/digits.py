@@ -334,12 +334,14 @@ def glyph(ink: np.ndarray, *, level: float = 0.3) -> np.ndarray | None:
     areas = stats[1:, cv2.CC_STAT_AREA]
     keep = np.zeros(n, bool)
     keep[1:] = areas >= max(3, 0.08 * areas.max())
-    mask = keep[labels]
-    ys, xs = np.nonzero(mask)
-    if len(xs) == 0:
+    if not keep.any():
         return None
-    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
-    sub = norm[y0:y1, x0:x1] * mask[y0:y1, x0:x1]
+    # the kept pieces' bounding box, from their own boxes
+    box = stats[keep]
+    x0, y0 = box[:, cv2.CC_STAT_LEFT].min(), box[:, cv2.CC_STAT_TOP].min()
+    x1 = (box[:, cv2.CC_STAT_LEFT] + box[:, cv2.CC_STAT_WIDTH]).max()
+    y1 = (box[:, cv2.CC_STAT_TOP] + box[:, cv2.CC_STAT_HEIGHT]).max()
+    sub = norm[y0:y1, x0:x1] * keep[labels[y0:y1, x0:x1]]
     hh, ww = sub.shape
     scale = 20.0 / max(hh, ww)
     nh, nw = max(1, round(hh * scale)), max(1, round(ww * scale))
