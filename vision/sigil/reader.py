@@ -815,6 +815,13 @@ def _box_crop(arr: np.ndarray, box: Sequence[float], s: float) -> np.ndarray:
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
 
 
+def _box_share(mask: np.ndarray | None, box: Sequence[float], s: float, a: int, b: int,
+               ) -> np.float32:
+    """The share of a top box's crop (rows and columns ``a:b``) a 0/1 float32 map covers
+    (float32, as the thresholds compare it); 0 for a map with nothing set (None)."""
+    return np.float32(0.0) if mask is None else _box_crop(mask, box, s)[a:b, a:b].mean()
+
+
 def _box_print(rect: np.ndarray, box: Sequence[float], s: float,
                grey: np.ndarray | None = None) -> float:
     """Contrast of a top box's printed outline in the photo, on its faintest side: per side,
@@ -844,8 +851,11 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     rows = min(maps.ink.shape[0], 2 + int(np.ceil(s * max(
         y1 + (y1 - y0) * dg.MARGIN for _, y0, _, y1 in geom.top_boxes))))
     v = np.clip(maps.relative_ink[:rows], 0, 1.5).astype(np.float32, copy=False)
-    blocked = (maps.hidden[:rows] | maps.glare[:rows]).astype(np.float32)
-    hidden = maps.hidden[:rows].astype(np.float32)
+    # the hidden and the hidden-or-glare maps as float32, None where nothing is set (every
+    # crop of them is 0 then: the common case, no warps needed)
+    hidden = maps.hidden[:rows].astype(np.float32) if maps.hidden[:rows].any() else None
+    blocked = hidden if not maps.glare[:rows].any() else \
+        (maps.hidden[:rows] | maps.glare[:rows]).astype(np.float32)
     results: list[TopBox | str | None] = []
     info: list[dict[str, Any]] = []
     crops, todo = [], []
@@ -856,8 +866,8 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     fb = int(dg.CROP * (1 - inner)) - cfg.box_faint_inset_px
     for k, box in enumerate(geom.top_boxes):
         crop = _box_crop(v, box, s)
-        hid = _box_crop(hidden, box, s)[a:b, a:b].mean()
-        gl = _box_crop(blocked, box, s)[a:b, a:b].mean()
+        hid = _box_share(hidden, box, s, a, b)
+        gl = hid if blocked is hidden else _box_share(blocked, box, s, a, b)
         px_mm2 = ((box[2] - box[0]) * (1 + 2 * dg.MARGIN) / dg.CROP) * \
                  ((box[3] - box[1]) * (1 + 2 * dg.MARGIN) / dg.CROP)
         ink_mm2 = float((crop[a:b, a:b] > cfg.box_ink_level).sum()) * px_mm2
