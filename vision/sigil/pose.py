@@ -595,13 +595,37 @@ def _clean_quad(contour: np.ndarray, hull: np.ndarray) -> bool:
     return len(approx) == 4
 
 
+class _Outline:
+    """A candidate card outline: ``rough``, a quadrilateral (4, 2) px in the order of
+    :func:`_order_clockwise`, and :attr:`quad`, the same with its sides refitted as lines
+    through the contour it was found on (:func:`_refine_quad`; ``rough`` itself when it was
+    not found as one). The refit costs about a millisecond an outline and moves its corners
+    by a pixel or two: ranking an outline's rotations needs only the rough quad, so only the
+    outlines registered with the blank card are refitted."""
+
+    def __init__(self, rough: np.ndarray, found: tuple[np.ndarray, np.ndarray] | None = None,
+                 scale: float = 1.0) -> None:
+        self.rough = rough
+        self._found = found     # (contour, quadrilateral) on a copy ``scale`` times the photo
+        self._scale = scale
+
+    @cached_property
+    def quad(self) -> np.ndarray:
+        if self._found is None:
+            return self.rough
+        q = _order_clockwise(np.asarray(_refine_quad(*self._found) / self._scale, np.float32))
+        # the corner the rough quad starts at first (the refit may move which is top-left-most),
+        # so that a rotation ranked on the rough quad is the same rotation of this one
+        return q[_ROLLS[int(np.argmin(np.abs(q[_ROLLS] - self.rough).max(axis=(1, 2))))]]
+
+
 def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
                   max_area: float = 0.9, limit: int = 5, limit_broken: int = 3,
-                  min_support: float = 0.5, work_px: int = 640) -> list[np.ndarray]:
-    """Candidate card outlines in a BGR image: quadrilaterals (4, 2) px in clockwise order
-    starting at the top-left-most corner (:func:`_order_clockwise`), largest first, convex,
-    not the frame of the image, whose long/short side ratio fits the card seen at up to ~55
-    degrees off the normal.
+                  min_support: float = 0.5, work_px: int = 640) -> list[_Outline]:
+    """Candidate card outlines in a BGR image (:class:`_Outline`: quadrilaterals (4, 2) px in
+    clockwise order starting at the top-left-most corner, :func:`_order_clockwise`), largest
+    first, convex, not the frame of the image, whose long/short side ratio fits the card seen
+    at up to ~55 degrees off the normal.
     ``min_area`` and ``max_area`` bound their share of the image. Then up to ``limit_broken``
     quadrilaterals pieced from the straight runs of broken outlines (:func:`_segment_quads`,
     at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
@@ -658,24 +682,18 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
                 continue
             cands.append((cv2.contourArea(quad), (c, quad)))
     cands.sort(key=lambda x: -x[0])
-    # refine the sides of the largest few only (the others are not looked at)
-    out: list[np.ndarray] = []
-    seen: list[np.ndarray] = []
+    out: list[_Outline] = []
     for _, cq in cands[:3 * limit]:
         if len(out) >= limit:
             break
-        # the same outline from another mask is refined once
+        # the same outline from another mask is kept once
         rough = _order_clockwise(np.asarray((cq[1] if isinstance(cq, tuple) else cq) / scale,
                                                np.float32))
-        if any(_same_quad(rough, o, 8) for o in seen):
-            continue
-        seen.append(rough)
-        q = _order_clockwise(np.asarray((_refine_quad(*cq) if isinstance(cq, tuple) else cq)
-                                           / scale, np.float32))
-        if not any(_same_quad(q, o, 8) for o in out):
-            out.append(q)
-    _add_supported(out, broken, scale, min_support, limit_broken)
-    return out
+        if not any(_same_quad(rough, o.rough, 8) for o in out):
+            out.append(_Outline(rough, cq if isinstance(cq, tuple) else None, scale))
+    pieced = [o.rough for o in out]
+    _add_supported(pieced, broken, scale, min_support, limit_broken)
+    return out + [_Outline(q) for q in pieced[len(out):]]
 
 
 def homographies_for_quad(quad: np.ndarray, geom: CardGeometry) -> list[np.ndarray]:
@@ -1105,23 +1123,24 @@ def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
     (:func:`line_quads`: a hand across the card joins it in every mask) and the outlines
     again, every rotation of each tried; when none fits either, the card is recovered from
     them (:func:`_recover`: a hand hides part of the outline) or the photo refused."""
-    quads = outline_quads(photo.bgr, geom)
+    outlines = outline_quads(photo.bgr, geom)
     try:
-        return _pose_from_quads(photo, geom, refs, cfg, quads)
+        return _pose_from_quads(photo, geom, refs, cfg, outlines)
     except NoCard as exc:
         first = exc
     more = line_quads(photo.bgr, geom)
     if more:
         try:
-            pose, which, notes = _pose_from_quads(photo, geom, refs, cfg, more + quads, True)
+            pose, which, notes = _pose_from_quads(photo, geom, refs, cfg,
+                                                  [*map(_Outline, more), *outlines], True)
         except NoCard:
             pass
         else:
             return pose, which, [*notes,
                                  "card found by the straight runs of its edges (outline broken)"]
-    if not (cfg.recover and (more or quads)):
+    if not (cfg.recover and (more or outlines)):
         raise first
-    found = _recover(photo, geom, refs, cfg, more + quads)
+    found = _recover(photo, geom, refs, cfg, more + [o.quad for o in outlines])
     if found is None:
         raise NoCard(f"{first}; nor does any candidate outline with a side or corner hidden "
                      "register with the blank card") from None
@@ -1213,9 +1232,9 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
         for c in _completions(quad, geom):
             if not cv2.isContourConvex(np.round(c).astype(np.int32).reshape(-1, 1, 2)):
                 continue
-            ranked += _ranked_turns(photo, geom, refs,
-                                    homographies_for_quad(c.astype(np.float32), geom),
-                                    (0, 1, 2, 3))
+            hs = homographies_for_quad(c.astype(np.float32), geom)
+            ranked += [(score, hs[k], i) for score, k, i
+                       in _ranked_turns(photo, geom, refs, hs, (0, 1, 2, 3))]
     ranked.sort(key=lambda x: -x[0])
     n = len(starts)
     for _, h, i in ranked:
@@ -1256,13 +1275,13 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
 
 def _ranked_turns(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
                   hs: Sequence[np.ndarray], turns: Sequence[int],
-                  ) -> list[tuple[float, np.ndarray, int]]:
-    """``(score, homography, reference index)`` for each rotation ``k`` in ``turns`` of the
+                  ) -> list[tuple[float, int, int]]:
+    """``(score, k, reference index)`` for each rotation ``k`` in ``turns`` of the
     homographies ``hs`` (:func:`homographies_for_quad`) and each reference: the correlation of
     the rectified photo with the blank card at RANK_PPM (only the order counts: refined poses
     are checked at MATCH_PPM). The card turned half round is the same rectified image turned
     half round, so each pair of opposite rotations is rectified once."""
-    out: list[tuple[float, np.ndarray, int]] = []
+    out: list[tuple[float, int, int]] = []
     for k in (0, 1):
         if k not in turns and k + 2 not in turns:
             continue
@@ -1270,24 +1289,27 @@ def _ranked_turns(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
         for kk, gg in ((k, g), (k + 2, g[::-1, ::-1])):
             if kk in turns:
                 for i, r in enumerate(refs):
-                    out.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()), hs[kk],
+                    out.append((float((gg * _ref_at(r, geom, RANK_PPM, True)).sum()), kk,
                                 i))
     return out
 
 
 def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray],
-                     cfg: PoseConfig, quads: Sequence[np.ndarray], every_turn: bool = False,
+                     cfg: PoseConfig, outlines: Sequence[_Outline], every_turn: bool = False,
                      ) -> tuple[Pose, int, list[str]]:
-    """The card on one of ``quads``: every quad and rotation scored by correlation with the
-    blank card; the best few refined coarsely (2 px/mm, 6 mm reach) and checked (score and
-    candles); the winner refined finely once (4 px/mm, 1.5 mm reach). ``every_turn``: all four
-    rotations of each quad, else those that put the card's short sides on the quad's shorter
-    pair (steep tilt can foreshorten the long sides below the short ones)."""
+    """The card on one of ``outlines``: every rough quad and rotation scored by correlation
+    with the blank card; the best few, on their refitted quads, refined coarsely (2 px/mm,
+    6 mm reach) and checked (score and candles); the winner refined finely once (4 px/mm,
+    1.5 mm reach). ``every_turn``: all four rotations of each quad, else those that put the
+    card's short sides on the quad's shorter pair (steep tilt can foreshorten the long sides
+    below the short ones)."""
     notes: list[str] = []
-    scored: list[tuple[float, np.ndarray, int]] = []
-    for quad in quads:
-        turns = (0, 1, 2, 3) if every_turn else _short_side_turns(quad)
-        scored += _ranked_turns(photo, geom, refs, homographies_for_quad(quad, geom), turns)
+    scored: list[tuple[float, _Outline, int, int]] = []    # score, outline, rotation, reference
+    for o in outlines:
+        turns = (0, 1, 2, 3) if every_turn else _short_side_turns(o.rough)
+        scored += [(score, o, k, i) for score, k, i
+                   in _ranked_turns(photo, geom, refs, homographies_for_quad(o.rough, geom),
+                                    turns)]
     if not scored:
         raise NoCard("no sigil card in view (no card-shaped outline or markers found)")
     scored.sort(key=lambda x: -x[0])
@@ -1324,10 +1346,10 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
                 and (best is None or score > best[0]):
             best = (score, h0, i)
 
-    for (_, h0, i) in scored[:cfg.refine_candidates]:
+    for (_, o, k, i) in scored[:cfg.refine_candidates]:
         if best is not None and best[0] >= cfg.good_match:
             break  # the first candidate is clearly the card: no need to look further
-        consider(h0, i)
+        consider(homographies_for_quad(o.quad, geom)[k], i)
     if best is not None and best[0] < cfg.good_match:
         # a doubtful best: the card turned half round (its quad is the same) competes with it,
         # when it fits the blank card, unrefined, nearly as well (the printed frame alone

@@ -20,6 +20,7 @@ from vision.sigil.pose import (
     PoseConfig,
     _completions,
     _min_channel_normalised,
+    _Outline,
     _Photo,
     _quads_from_runs,
     _same_quad,
@@ -423,3 +424,20 @@ def test_a_pale_sheet_with_no_card_is_still_refused(monkeypatch):
         find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
                   [_reference("C", "printed", 1)])
     assert calls
+
+
+def test_outline_refit_on_demand_keeps_the_rough_quads_first_corner():
+    """An outline's sides are refitted through its contour only when asked (:attr:`quad`), to
+    the card's corners, starting at the corner its rough quad starts at (so that a rotation
+    ranked on the rough quad is the same rotation of the refitted one)."""
+    true = np.array([[100.0, 50.0], [300.0, 52.0], [302.0, 350.0], [98.0, 348.0]])
+    sides = [true[k] + t * (true[(k + 1) % 4] - true[k])
+             for k in range(4) for t in np.linspace(0, 1, 200, endpoint=False)]
+    contour = np.round(np.array(sides) * 2).reshape(-1, 1, 2).astype(np.int32)  # a 2x copy
+    off = true + np.array([[3.0, -2.0], [-2.0, 3.0], [2.0, 2.0], [-3.0, -3.0]])
+    for start in range(4):                 # whichever corner the rough quad starts at
+        rough = np.roll(off, -start, axis=0).astype(np.float32)
+        o = _Outline(rough, (contour, rough * 2), 2.0)
+        assert np.abs(o.rough - rough).max() == 0
+        assert np.abs(o.quad - np.roll(true, -start, axis=0)).max() < 0.6
+    assert np.array_equal(_Outline(off).quad, off)     # found without a contour: as it is
