@@ -368,6 +368,13 @@ def _strip_geo(geom: CardGeometry, cfg: SigilConfig) -> StripGeometry:
     return strip_geometry(cs, rs, pairs, bows, cfg.px_per_mm)
 
 
+def _over_lanes(op: np.ufunc, a: np.ndarray, lanes: range) -> np.ndarray:
+    """``op`` (``np.add``, ``np.maximum``) of ``a``'s values over the given lanes (its last
+    axis), lane by lane: the same values, in the same order, as NumPy's reduction over so
+    short an axis, at a fraction of its cost."""
+    return reduce(op, (a[..., k] for k in lanes))
+
+
 def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
             ) -> tuple[StripGeometry, np.ndarray, np.ndarray]:
     """Every pair's strips (:mod:`vision.sigil.bands`) and, per strip, the share of its
@@ -376,11 +383,8 @@ def _strips(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     geo = _strip_geo(geom, cfg)
     strips = sample_strips(geo, maps.stack)
     mid = STRIP_LANES // 2
-    # the hidden and glare channels over the five middle lanes, their mean added up lane by
-    # lane (as NumPy's mean over so short an axis does, at a fifth of its cost)
-    lanes = strips[:, 1:3, :, mid - 2:mid + 3]
-    centre = (lanes[..., 0] + lanes[..., 1] + lanes[..., 2] + lanes[..., 3] + lanes[..., 4]) \
-        / np.float32(5)                                                 # (R, 2, L)
+    # the hidden and glare channels' mean over the five middle lanes, (R, 2, L)
+    centre = _over_lanes(np.add, strips[:, 1:3], range(mid - 2, mid + 3)) / np.float32(5)
     n_in = np.maximum(geo.inside.sum(axis=1), 1)
     hid = ((centre[:, 0] > 0.5) & geo.inside).sum(axis=1) / n_in
     gl = ((centre[:, 1] > 0.5) & geo.inside).sum(axis=1) / n_in
@@ -585,12 +589,6 @@ def _lines_by_evidence(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     return strengths, t_line, lines, unknown
 
 
-def _max_over_lanes(a: np.ndarray, lanes: range) -> np.ndarray:
-    """The largest of ``a``'s values over the given lanes (its last axis), lane by lane (the
-    same values as ``max`` over that short axis, several times cheaper)."""
-    return reduce(np.maximum, (a[..., k] for k in lanes))
-
-
 def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
                   fade: np.ndarray | None) -> np.ndarray:
     """Per strip, the longest run (mm along the chord) of rows between the outlines that are
@@ -601,13 +599,13 @@ def _clean_run_mm(strips: np.ndarray, geo: StripGeometry, cfg: SigilConfig,
     half = min(STRIP_LANES // 2, round(cfg.band_clean_half_mm / STRIP_HALF_MM
                                        * (STRIP_LANES // 2)))
     near = range(STRIP_LANES // 2 - half, STRIP_LANES // 2 + half + 1)
-    win = _max_over_lanes(strips[:, :3], near)                               # (R, 3, L)
+    win = _over_lanes(np.maximum, strips[:, :3], near)                      # (R, 3, L)
     ok = (win[:, 1] < 0.5) & (win[:, 2] < 0.5) & (win[:, 0] < cfg.band_clean_level) \
         & geo.inside
     if fade is not None:
         f = cv2.remap(fade, geo.mapx, geo.mapy, cv2.INTER_LINEAR,
                       borderMode=cv2.BORDER_CONSTANT, borderValue=10.0)
-        ok &= _max_over_lanes(f.reshape(len(strips), -1, STRIP_LANES), near) \
+        ok &= _over_lanes(np.maximum, f.reshape(len(strips), -1, STRIP_LANES), near) \
             <= cfg.band_clean_max_fade
     return _longest_run(ok) * geo.step_mm
 
