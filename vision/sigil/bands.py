@@ -121,7 +121,23 @@ def sample_strips(geo: StripGeometry, stack: np.ndarray) -> np.ndarray:
     return out
 
 
-class BandModel:
+class _LogitModel:
+    """An ONNX file of the reader giving one logit per item: ``path``, whether it is there, and
+    its logits for a batch (the session made once per process by :func:`onnx_session`)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+
+    def available(self) -> bool:
+        return Path(self.path).is_file()
+
+    @staticmethod
+    def _logits(path: str, what: str, feed: str, batch: np.ndarray) -> np.ndarray:
+        (logit,) = onnx_session(path, what).run(None, {feed: batch})
+        return logit.reshape(-1)
+
+
+class BandModel(_LogitModel):
     """The ONNX band classifier: ``strip`` (N, CHANNELS, STRIP_LEN, STRIP_LANES) -> ``line``
     (N, 1) logit "a pen line joins the strip's two candles". Loaded once, lazily.
 
@@ -136,19 +152,9 @@ class BandModel:
     def __init__(self, path: str | Path = BAND_MODEL_PATH,
                  screen: str | Path | None = SCREEN_MODEL_PATH,
                  screen_logit: float = SCREEN_LOGIT) -> None:
-        self.path = str(path)
+        super().__init__(path)
         self.screen = None if screen is None else str(screen)
         self.screen_logit = screen_logit
-
-    def available(self) -> bool:
-        return Path(self.path).is_file()
-
-    def _session(self):
-        return onnx_session(self.path, "sigil band model")
-
-    def _logits(self, path: str, what: str, strips: np.ndarray) -> np.ndarray:
-        (logit,) = onnx_session(path, what).run(None, {"strip": strips})
-        return logit.reshape(-1)
 
     def predict(self, strips: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each strip holds a line joining its two candles."""
@@ -156,12 +162,13 @@ class BandModel:
             return np.zeros((0,), np.float32)
         strips = strips.astype(np.float32, copy=False)
         if self.screen is None or not Path(self.screen).is_file():
-            logit = self._logits(self.path, "sigil band model", strips)
+            logit = self._logits(self.path, "sigil band model", "strip", strips)
         else:
-            logit = self._logits(self.screen, "sigil band screen", strips)
+            logit = self._logits(self.screen, "sigil band screen", "strip", strips)
             doubt = np.flatnonzero(logit >= self.screen_logit)
             if len(doubt):
-                logit[doubt] = self._logits(self.path, "sigil band model", strips[doubt])
+                logit[doubt] = self._logits(self.path, "sigil band model", "strip",
+                                            strips[doubt])
         return 1.0 / (1.0 + np.exp(-logit))
 
 
@@ -192,16 +199,17 @@ def sample_discs(maps_xy: tuple[np.ndarray, np.ndarray], stack: np.ndarray) -> n
     return np.ascontiguousarray(samp.reshape(n, DISC_SIZE, DISC_SIZE, 4).transpose(0, 3, 1, 2))
 
 
-class DiscModel(BandModel):
+class DiscModel(_LogitModel):
     """The ONNX crossed-candle classifier: ``disc`` (N, DISC_CHANNELS, DISC_SIZE, DISC_SIZE)
     -> ``crossed`` (N, 1) logit. Loaded once, lazily."""
 
     def __init__(self, path: str | Path = DISC_MODEL_PATH) -> None:
-        super().__init__(path, screen=None)
+        super().__init__(path)
 
     def predict(self, discs: np.ndarray) -> np.ndarray:
         """Probabilities (N,) that each candle is crossed out."""
         if len(discs) == 0:
             return np.zeros((0,), np.float32)
-        (logit,) = self._session().run(None, {"disc": discs.astype(np.float32, copy=False)})
-        return 1.0 / (1.0 + np.exp(-logit.reshape(-1)))
+        logit = self._logits(self.path, "sigil band model", "disc",
+                             discs.astype(np.float32, copy=False))
+        return 1.0 / (1.0 + np.exp(-logit))
