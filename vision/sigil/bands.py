@@ -210,6 +210,6 @@ class DiscModel(_LogitModel):
         """Probabilities (N,) that each candle is crossed out."""
         if len(discs) == 0:
             return np.zeros((0,), np.float32)
-        logit = self._logits(self.path, "sigil band model", "disc",
+        logit = self._logits(self.path, "sigil disc model", "disc",
                              discs.astype(np.float32, copy=False))
         return 1.0 / (1.0 + np.exp(-logit))

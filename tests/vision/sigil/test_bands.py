@@ -304,3 +304,14 @@ def test_disc_patches_centre_on_the_candles_and_a_hidden_disc_is_unknown() -> No
     assert out[0] is None                      # hidden and no cross seen: unknown
     assert out[3] is not None and out[3] >= t  # crossed
     assert all(v is not None and v < t for i, v in enumerate(out) if i not in (0, 3))
+
+
+def test_a_missing_model_file_is_named_in_the_error(tmp_path) -> None:
+    from vision.sigil.bands import DISC_CHANNELS, DISC_SIZE, DiscModel
+
+    strips = np.zeros((1, CHANNELS, STRIP_LEN, STRIP_LANES), np.float32)
+    with pytest.raises(FileNotFoundError, match="sigil band model missing"):
+        BandModel(tmp_path / "none.onnx", screen=None).predict(strips)
+    discs = np.zeros((1, DISC_CHANNELS, DISC_SIZE, DISC_SIZE), np.float32)
+    with pytest.raises(FileNotFoundError, match="sigil disc model missing"):
+        DiscModel(tmp_path / "none.onnx").predict(discs)
