@@ -77,17 +77,28 @@ class Detector(nn.Module):
 CLEAR = 16  # added to a crop's class when the die is translucent (one int array for both)
 
 
+# the classifier's convolution widths, stage by stage (2x2 max-pooling between stages, global
+# average pooling after the last): "small" is the committed net's; "wide" has about 1.7 times
+# its multiply-adds and three times its weights (--classifier-arch)
+CLASSIFIER_ARCHS = {"small": ((16,), (32,), (48, 48), (64,)),
+                    "wide": ((16,), (32,), (64, 64), (96, 96))}
+
+
 class Classifier(nn.Module):
     """Logits of the classes of :data:`CLASSES`, then one logit "the die is translucent"."""
 
-    def __init__(self, n: int = len(CLASSES) + 1) -> None:
+    def __init__(self, n: int = len(CLASSES) + 1, arch: str = "small") -> None:
         super().__init__()
-        self.body = nn.Sequential(
-            conv_bn(3, 16), nn.MaxPool2d(2),
-            conv_bn(16, 32), nn.MaxPool2d(2),
-            conv_bn(32, 48), conv_bn(48, 48), nn.MaxPool2d(2),
-            conv_bn(48, 64), nn.AdaptiveAvgPool2d(1))
-        self.fc = nn.Linear(64, n)
+        layers: list[nn.Module] = []
+        cin = 3
+        stages = CLASSIFIER_ARCHS[arch]
+        for k, stage in enumerate(stages):
+            for cout in stage:
+                layers.append(conv_bn(cin, cout))
+                cin = cout
+            layers.append(nn.MaxPool2d(2) if k + 1 < len(stages) else nn.AdaptiveAvgPool2d(1))
+        self.body = nn.Sequential(*layers)
+        self.fc = nn.Linear(cin, n)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(torch.flatten(self.body(x), 1))
@@ -383,6 +394,8 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, whose dice lie ON "
                         "such a board: beside and over its tokens, across its tiles' edges "
                         "(vision.render.dice.board_places)")
+    parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS), default="small",
+                        help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
@@ -431,7 +444,7 @@ def main() -> None:
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
-                         args.clear_weight, args.lr)
+                         args.clear_weight, args.lr, args.classifier_arch)
 
 
 def render_data(n: int, rng: np.random.Generator,
@@ -514,13 +527,14 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
 
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
-                     clear_weight: float = 1.0, lr: float | None = None) -> None:
+                     clear_weight: float = 1.0, lr: float | None = None,
+                     arch: str = "small") -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
     val = rng.random(n) < 0.08
     xtr, ytr, xva, yva = crops[~val], classes[~val], crops[val], classes[val]
-    model = Classifier()
+    model = Classifier(arch=arch)
     opt, lr0, frozen = optimiser(model, init, "classifier", lr)
     start = time.time()
     step, batch = 0, 128
