@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+import warnings
 from pathlib import Path
 
 import cv2
@@ -130,7 +131,7 @@ def load_onnx(model: nn.Module, path: Path) -> None:
             if tuple(layer.weight.shape[1:]) != w.shape[1:] or layer.weight.shape[0] < n:
                 raise ValueError(f"{path}: shape {w.shape} for {tuple(layer.weight.shape)}")
             layer.weight[:n] = torch.from_numpy(np.array(w))
-            bias = torch.from_numpy(b) if b is not None else torch.zeros(n)
+            bias = torch.from_numpy(np.array(b)) if b is not None else torch.zeros(n)
             if bn is None:
                 layer.bias[:n] = bias
             else:
@@ -360,9 +361,12 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
 def export(model: nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool) -> None:
     model.eval()
     axes = {"input": {0: "n", 2: "h", 3: "w"}} if dynamic_hw else {"input": {0: "n"}}
-    torch.onnx.export(model, (example,), str(path), input_names=["input"],
-                      output_names=["output"], dynamic_axes=axes, opset_version=17,
-                      dynamo=False)
+    with warnings.catch_warnings():
+        # the TorchScript exporter: one plain graph of convolutions, no control flow
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(model, (example,), str(path), input_names=["input"],
+                          output_names=["output"], dynamic_axes=axes, opset_version=17,
+                          dynamo=False)
 
 
 def main() -> None:

@@ -1,0 +1,51 @@
+"""The dice trainer's nets against the reader's files (needs torch: the [train] extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.dice import DiceConfig
+from vision.dice.reader import CLASSES, CROP
+from vision.onnxmodel import onnx_session
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from models.dice.train import Classifier, export, load_onnx  # noqa: E402
+
+COMMITTED = Path(DiceConfig().classifier_path)
+
+
+def _crops(n: int = 6) -> np.ndarray:
+    return np.random.default_rng(0).random((n, 3, CROP, CROP), np.float32) - 0.5
+
+
+@pytest.mark.skipif(not COMMITTED.is_file(), reason="dice classifier not trained")
+def test_the_committed_classifier_loads_into_the_small_net() -> None:
+    net = Classifier(arch="small")
+    load_onnx(net, COMMITTED)
+    with torch.no_grad():
+        mine = net.eval()(torch.from_numpy(_crops())).numpy()
+    theirs = onnx_session(str(COMMITTED), "dice classifier").run(None, {"input": _crops()})[0]
+    assert np.allclose(mine, theirs, atol=1e-4)
+
+
+@pytest.mark.skipif(not COMMITTED.is_file(), reason="dice classifier not trained")
+def test_a_file_of_another_arch_is_refused() -> None:
+    with pytest.raises(ValueError, match="layers in the file"):
+        load_onnx(Classifier(arch="wide"), COMMITTED)
+
+
+@pytest.mark.parametrize("arch", ["small", "wide"])
+def test_every_arch_exports_what_the_reader_reads(tmp_path, arch) -> None:
+    torch.manual_seed(0)
+    net = Classifier(arch=arch)
+    export(net, torch.zeros(1, 3, CROP, CROP), tmp_path / "c.onnx", dynamic_hw=False)
+    out = onnx_session(str(tmp_path / "c.onnx"), "dice classifier").run(
+        None, {"input": _crops(5)})[0]
+    assert out.shape == (5, len(CLASSES) + 1)
+    with torch.no_grad():
+        assert np.allclose(out, net.eval()(torch.from_numpy(_crops(5))).numpy(), atol=1e-4)
