@@ -2,9 +2,15 @@
 
     /work/venv/bin/python -m models.dice.show DIR OUT [--all] [--limit 40]
 
+    /work/venv/bin/python -m models.dice.show DIR OUT --sheet [--limit 48]
+
 Green: labelled dice (value); red: readings (value or state), yellow: readings matched to no
 label. Writes one PNG per image that is not read exactly (``--all``: every image), and prints
-one line per such image. A development tool: it is not part of the command line.
+one line per such image. With ``--sheet``, writes instead one contact sheet ``OUT/sheet.jpg``
+of the failures die by die (a labelled die missed, read null or read wrong, and a reading
+matched to no label), each tile the die's surroundings captioned "true -> read" ("- -> 3" for
+a false positive), in the order of the labels file. A development tool: it is not part of the
+command line.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 from pathlib import Path
 
 import cv2
+import numpy as np
 
 from vision.dice import read_dice
 from vision.dice.evaluate import match, score_image
@@ -26,9 +33,15 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--limit", type=int, default=40)
+    parser.add_argument("--sheet", action="store_true", help="one contact sheet of failures")
     args = parser.parse_args()
     folder, out = Path(args.folder), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.sheet:
+        tiles = failure_tiles(folder, args.limit)
+        cv2.imwrite(str(out / "sheet.jpg"), contact_sheet(tiles), [cv2.IMWRITE_JPEG_QUALITY, 88])
+        print(f"{len(tiles)} failures on {out / 'sheet.jpg'}")
+        return
     written = 0
     for entry in json.loads((folder / "labels.json").read_text()):
         image = read_image(folder / entry["image"])
@@ -56,6 +69,59 @@ def main() -> None:
         written += 1
         if written >= args.limit:
             break
+
+
+TILE = 112  # contact-sheet tile side in pixels, caption included
+
+
+def _tile(image: np.ndarray, box: list[float] | tuple[float, ...], caption: str) -> np.ndarray:
+    """The surroundings of ``box`` (2.2 times its longer side, at least 24 px) at TILE px."""
+    x0, y0, x1, y1 = box
+    side = max(x1 - x0, y1 - y0, 24.0 / 2.2) * 2.2
+    cx, cy, s = (x0 + x1) / 2.0, (y0 + y1) / 2.0, (TILE - 16) / side
+    m = np.float32([[s, 0, TILE / 2.0 - s * cx], [0, s, (TILE - 16) / 2.0 - s * cy]])
+    tile = cv2.warpAffine(image, m, (TILE, TILE - 16), flags=cv2.INTER_AREA if s < 1
+                          else cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    bar = np.zeros((16, TILE, 3), np.uint8)
+    cv2.putText(bar, caption, (3, 12), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (255, 255, 255), 1)
+    return np.vstack([tile, bar])
+
+
+def failure_tiles(folder: Path, limit: int) -> list[np.ndarray]:
+    """One tile per failure (see the module's docstring), at most ``limit``."""
+    tiles: list[np.ndarray] = []
+    for entry in json.loads((folder / "labels.json").read_text()):
+        image = read_image(folder / entry["image"])
+        if image.ndim == 2:
+            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        reading = read_dice(image)
+        labels = entry["dice"]
+        pairs = dict((j, i) for i, j in match([d.bbox for d in reading.dice],
+                                              [lb["bbox"] for lb in labels]))
+        for j, lb in enumerate(labels):
+            die = reading.dice[pairs[j]] if j in pairs else None
+            if die is not None and die.value == lb["value"]:
+                continue
+            read = "missed" if die is None else ("null" if die.value is None else die.value)
+            tiles.append(_tile(image, lb["bbox"], f"{lb['value']} -> {read}"))
+        for i, die in enumerate(reading.dice):
+            if i not in pairs.values():
+                tiles.append(_tile(image, die.bbox, f"- -> {die.value or die.state[:6]}"))
+        if len(tiles) >= limit:
+            break
+    return tiles[:limit]
+
+
+def contact_sheet(tiles: list[np.ndarray], columns: int = 8) -> np.ndarray:
+    """The tiles in rows of ``columns`` (blank when there are none)."""
+    if not tiles:
+        return np.zeros((TILE, TILE, 3), np.uint8)
+    rows = -(-len(tiles) // columns)
+    sheet = np.zeros((rows * TILE, min(columns, len(tiles)) * TILE, 3), np.uint8)
+    for k, tile in enumerate(tiles):
+        r, c = divmod(k, columns)
+        sheet[r * TILE:(r + 1) * TILE, c * TILE:(c + 1) * TILE] = tile
+    return sheet
 
 
 if __name__ == "__main__":
