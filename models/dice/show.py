@@ -75,9 +75,10 @@ TILE = 112  # contact-sheet tile side in pixels, caption included
 
 
 def _tile(image: np.ndarray, box: list[float] | tuple[float, ...], caption: str) -> np.ndarray:
-    """The surroundings of ``box`` (2.2 times its longer side, at least 24 px) at TILE px."""
+    """The surroundings of ``box`` (2.2 times its longer side, at least 24 px, at most the
+    image's longer side) at TILE px."""
     x0, y0, x1, y1 = box
-    side = max(x1 - x0, y1 - y0, 24.0 / 2.2) * 2.2
+    side = min(max(x1 - x0, y1 - y0, 24.0 / 2.2) * 2.2, float(max(image.shape[:2])))
     cx, cy, s = (x0 + x1) / 2.0, (y0 + y1) / 2.0, (TILE - 16) / side
     m = np.float32([[s, 0, TILE / 2.0 - s * cx], [0, s, (TILE - 16) / 2.0 - s * cy]])
     tile = cv2.warpAffine(image, m, (TILE, TILE - 16), flags=cv2.INTER_AREA if s < 1
