@@ -79,8 +79,9 @@ CLEAR = 16  # added to a crop's class when the die is translucent (one int array
 
 
 # the classifier's convolution widths, stage by stage (2x2 max-pooling between stages, global
-# average pooling after the last): "small" is the committed net's; "wide" has about 1.7 times
-# its multiply-adds and three times its weights (--classifier-arch)
+# average pooling after the last): "small" is the net of runs 1-21, "wide" run 22's (the
+# committed one: about 1.7 times the multiply-adds and three times the weights of "small")
+# (--classifier-arch; --init must hold a net of the same arch)
 CLASSIFIER_ARCHS = {"small": ((16,), (32,), (48, 48), (64,)),
                     "wide": ((16,), (32,), (64, 64), (96, 96))}
 
@@ -88,7 +89,7 @@ CLASSIFIER_ARCHS = {"small": ((16,), (32,), (48, 48), (64,)),
 class Classifier(nn.Module):
     """Logits of the classes of :data:`CLASSES`, then one logit "the die is translucent"."""
 
-    def __init__(self, n: int = len(CLASSES) + 1, arch: str = "small") -> None:
+    def __init__(self, n: int = len(CLASSES) + 1, arch: str = "wide") -> None:
         super().__init__()
         layers: list[nn.Module] = []
         cin = 3
@@ -398,7 +399,7 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, whose dice lie ON "
                         "such a board: beside and over its tokens, across its tiles' edges "
                         "(vision.render.dice.board_places)")
-    parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS), default="small",
+    parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS), default="wide",
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
@@ -532,7 +533,7 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
                      clear_weight: float = 1.0, lr: float | None = None,
-                     arch: str = "small") -> None:
+                     arch: str = "wide") -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
