@@ -5,7 +5,7 @@
 1. ``detector``: a fully convolutional centre-heatmap detector (CenterNet-like, stride 4) that
    finds the top face of every die and regresses its box size.
 2. ``classifier``: a small CNN on a 40x40 crop around a found top face: not-a-die, 1-6, cocked,
-   unreadable.
+   unreadable, and whether the die is translucent (widths: ``CLASSIFIER_ARCHS``).
 
 Training data: only :func:`vision.render.dice.render_scene` (never the real photographs, which
 are for evaluation). Needs torch and onnx (the ``train`` extra); running the reader does not.
@@ -84,12 +84,13 @@ CLEAR = 16  # added to a crop's class when the die is translucent (one int array
 # (--classifier-arch; --init must hold a net of the same arch)
 CLASSIFIER_ARCHS = {"small": ((16,), (32,), (48, 48), (64,)),
                     "wide": ((16,), (32,), (64, 64), (96, 96))}
+CLASSIFIER_ARCH = "wide"  # the arch of the committed dice_classifier.onnx
 
 
 class Classifier(nn.Module):
     """Logits of the classes of :data:`CLASSES`, then one logit "the die is translucent"."""
 
-    def __init__(self, n: int = len(CLASSES) + 1, arch: str = "wide") -> None:
+    def __init__(self, n: int = len(CLASSES) + 1, arch: str = CLASSIFIER_ARCH) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         cin = 3
@@ -399,7 +400,8 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, whose dice lie ON "
                         "such a board: beside and over its tokens, across its tiles' edges "
                         "(vision.render.dice.board_places)")
-    parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS), default="wide",
+    parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
+                        default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
@@ -533,7 +535,7 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
                      clear_weight: float = 1.0, lr: float | None = None,
-                     arch: str = "wide") -> None:
+                     arch: str = CLASSIFIER_ARCH) -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
