@@ -18,6 +18,7 @@ import argparse
 import math
 import time
 import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -197,30 +198,37 @@ TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
 HAND_RATE = 0.25
 
 
-CLEAR_RATE = 0.1  # casino-style see-through dice among the others
-TILE_RATE = 0.0  # share of scenes made of 2x2 close-ups (set by --tile-rate)
-SUPERSAMPLE = 1  # close-ups drawn at this many times their resolution (set by --supersample)
-DISTRACTOR_RATE = 0.35  # table scenes with look-alikes that are not dice (--distractor-rate)
-SMALL_DISTRACTOR_RATE = 0.0  # the same in scenes of many small dice (--distractor-rate too)
-STONE_RATE = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
-BOARD_RATE = 0.0  # table scenes on a board of land tiles with number tokens (--board-rate)
-BOARD_DICE_RATE = 0.0  # table scenes whose dice lie on such a board (--board-dice-rate)
+CLEAR_RATE = 0.1  # casino-style see-through dice among the others (scenes with close-ups)
 
 
-def scene(rng: np.random.Generator, extras: dict | None = None,
+@dataclass(frozen=True)
+class SceneMix:
+    """What the training scenes hold (the command line's rates; the defaults draw the scenes of
+    runs 1-9)."""
+
+    tile_rate: float = 0.0  # share of scenes made of 2x2 close-ups (--tile-rate)
+    supersample: int = 1  # close-ups drawn at this many times their resolution (--supersample)
+    distractor_rate: float = 0.35  # table scenes with look-alikes that are not dice
+    small_distractor_rate: float = 0.0  # the same in scenes of many small dice
+    stone_rate: float = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
+    board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
+    board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
+
+
+def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
-    if kind < TILE_RATE:
-        return closeup_tiles(rng, extras)
-    kind = (kind - TILE_RATE) / (1.0 - TILE_RATE)
-    clear = CLEAR_RATE if TILE_RATE > 0 else 0.0
+    if kind < mix.tile_rate:
+        return closeup_tiles(rng, mix.supersample, extras)
+    kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
+    clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     if kind >= 0.25:
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
                             size_px=(10.0, 64.0), stretch=STRETCH,
-                            distractor_rate=DISTRACTOR_RATE,
+                            distractor_rate=mix.distractor_rate,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
-                            extras=extras, clear_rate=clear, stone_rate=STONE_RATE,
-                            board_rate=BOARD_RATE, board_dice_rate=BOARD_DICE_RATE)
+                            extras=extras, clear_rate=clear, stone_rate=mix.stone_rate,
+                            board_rate=mix.board_rate, board_dice_rate=mix.board_dice_rate)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -228,12 +236,12 @@ def scene(rng: np.random.Generator, extras: dict | None = None,
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
-                        clear_rate=clear, distractor_rate=SMALL_DISTRACTOR_RATE,
-                        stone_rate=STONE_RATE, board_rate=BOARD_RATE,
-                        board_dice_rate=BOARD_DICE_RATE)
+                        clear_rate=clear, distractor_rate=mix.small_distractor_rate,
+                        stone_rate=mix.stone_rate, board_rate=mix.board_rate,
+                        board_dice_rate=mix.board_dice_rate)
 
 
-def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
+def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
                   ) -> tuple[np.ndarray, list[dict]]:
     """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
@@ -245,7 +253,7 @@ def closeup_tiles(rng: np.random.Generator, extras: dict | None = None,
     tiles = []
     for k in range(4):
         side = int(rng.integers(44, half + 1))
-        image, lbs = render_closeup(rng, side, supersample=SUPERSAMPLE)
+        image, lbs = render_closeup(rng, side, supersample=supersample)
         tiles.append((image, lbs))
         f = half / side
         ox, oy = (k % 2) * half, (k // 2) * half
@@ -412,13 +420,12 @@ def main() -> None:
                         "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
                         "for a second continuation of the same nets")
     args = parser.parse_args()
-    global TILE_RATE, SUPERSAMPLE, DISTRACTOR_RATE, SMALL_DISTRACTOR_RATE, STONE_RATE, BOARD_RATE
-    global BOARD_DICE_RATE
-    TILE_RATE, SUPERSAMPLE = args.tile_rate, args.supersample
-    STONE_RATE, BOARD_RATE = args.stone_rate, args.board_rate
-    BOARD_DICE_RATE = args.board_dice_rate
+    mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
+                   stone_rate=args.stone_rate, board_rate=args.board_rate,
+                   board_dice_rate=args.board_dice_rate)
     if args.distractor_rate is not None:
-        DISTRACTOR_RATE = SMALL_DISTRACTOR_RATE = args.distractor_rate
+        mix = replace(mix, distractor_rate=args.distractor_rate,
+                      small_distractor_rate=args.distractor_rate)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -435,7 +442,7 @@ def main() -> None:
         raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
                          "(several caches are only read; render each with one --cache)")
     else:
-        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng)
+        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -454,13 +461,13 @@ def main() -> None:
                          args.clear_weight, args.lr, args.classifier_arch)
 
 
-def render_data(n: int, rng: np.random.Generator,
+def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
-        image, labels = scene(rng, extras)
+        image, labels = scene(rng, mix, extras)
         h, s, m = targets(labels)
         images.append(image)
         heats.append(h)

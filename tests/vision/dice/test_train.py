@@ -14,7 +14,7 @@ from vision.onnxmodel import onnx_session
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from models.dice.train import Classifier, export, load_onnx  # noqa: E402
+from models.dice.train import SCENE, Classifier, SceneMix, export, load_onnx, scene  # noqa: E402
 
 COMMITTED = Path(DiceConfig().classifier_path)
 
@@ -49,3 +49,14 @@ def test_every_arch_exports_what_the_reader_reads(tmp_path, arch) -> None:
     assert out.shape == (5, len(CLASSES) + 1)
     with torch.no_grad():
         assert np.allclose(out, net.eval()(torch.from_numpy(_crops(5))).numpy(), atol=1e-4)
+
+
+def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
+    extras: dict = {}
+    image, labels = scene(np.random.default_rng(0), SceneMix(tile_rate=1.0), extras)
+    assert len(labels) >= 4  # a die in each close-up, neighbours maybe
+    assert image.shape == (SCENE, SCENE, 3) and len(extras["tiles"]) == 4
+    for seed in range(5):
+        extras = {}
+        scene(np.random.default_rng(seed), SceneMix(tile_rate=0.0), extras)
+        assert "tiles" not in extras
