@@ -1589,8 +1589,8 @@ def refine_by_patches(image: np.ndarray | _Photo, h: np.ndarray, geom: CardGeome
         return None
     src_a = np.array([(w[0], w[1]) for w in live], np.float64)[found]
     # the patch's centre where it matched (card mm), computed in float32 as the matches are
-    at = np.array([(w[3], w[4]) for w in live])[found] - rad + off[found, :2].astype(np.int64)
-    dst = ((at.astype(np.float32) + off[found, 2:]) - np.float32(pad)) / np.float32(s)
+    pos = np.array([(w[3], w[4]) for w in live])[found] - rad + off[found, :2].astype(np.int64)
+    dst = ((pos.astype(np.float32) + off[found, 2:]) - np.float32(pad)) / np.float32(s)
     dst_px = project(h, dst.astype(np.float64))
     tol = max(1.0, 0.35 * photo_px_per_mm(h, geom))     # 0.35 mm
     h2, inl = cv2.findHomography(src_a, dst_px, cv2.RANSAC, tol)
