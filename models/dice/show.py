@@ -97,8 +97,9 @@ def failure_tiles(folder: Path, limit: int) -> list[np.ndarray]:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
         reading = read_dice(image)
         labels = entry["dice"]
-        pairs = dict((j, i) for i, j in match([d.bbox for d in reading.dice],
-                                              [lb["bbox"] for lb in labels]))
+        pairs = {j: i for i, j in match([d.bbox for d in reading.dice],
+                                        [lb["bbox"] for lb in labels])}
+        matched = set(pairs.values())
         for j, lb in enumerate(labels):
             die = reading.dice[pairs[j]] if j in pairs else None
             if die is not None and die.value == lb["value"]:
@@ -106,7 +107,7 @@ def failure_tiles(folder: Path, limit: int) -> list[np.ndarray]:
             read = "missed" if die is None else ("null" if die.value is None else die.value)
             tiles.append(_tile(image, lb["bbox"], f"{lb['value']} -> {read}"))
         for i, die in enumerate(reading.dice):
-            if i not in pairs.values():
+            if i not in matched:
                 tiles.append(_tile(image, die.bbox, f"- -> {die.value or die.state[:6]}"))
         if len(tiles) >= limit:
             break
