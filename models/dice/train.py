@@ -213,13 +213,14 @@ class SceneMix:
     stone_rate: float = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
     board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
     board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
+    vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
     if kind < mix.tile_rate:
-        return closeup_tiles(rng, mix.supersample, extras)
+        return closeup_tiles(rng, mix.supersample, extras, mix.vivid_rate)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     if kind >= 0.25:
@@ -242,18 +243,19 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
-                  ) -> tuple[np.ndarray, list[dict]]:
+                  vivid_rate: float = 0.0) -> tuple[np.ndarray, list[dict]]:
     """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
-    from them, as the reader cuts them from the frame it was given)."""
+    from them, as the reader cuts them from the frame it was given). ``vivid_rate`` of their
+    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
     labels: list[dict] = []
     tiles = []
     for k in range(4):
         side = int(rng.integers(44, half + 1))
-        image, lbs = render_closeup(rng, side, supersample=supersample)
+        image, lbs = render_closeup(rng, side, supersample=supersample, vivid_rate=vivid_rate)
         tiles.append((image, lbs))
         f = half / side
         ox, oy = (k % 2) * half, (k // 2) * half
@@ -408,6 +410,11 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, whose dice lie ON "
                         "such a board: beside and over its tokens, across its tiles' edges "
                         "(vision.render.dice.board_places)")
+    parser.add_argument("--vivid-rate", type=float, default=0.0,
+                        help="share of the close-ups' casino dice drawn in a brighter look: "
+                        "vivid bodies, pure white pips near the corners, far-face pips showing "
+                        "through nearly as bright, rings of letters around the 1 "
+                        "(vision.render.dice.vivid_spec)")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -422,7 +429,7 @@ def main() -> None:
     args = parser.parse_args()
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
-                   board_dice_rate=args.board_dice_rate)
+                   board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

@@ -59,6 +59,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")
+    parser.add_argument("--vivid-rate", type=float, default=0.0,
+                        help="with --closeups: share of the casino dice in the brighter look "
+                        "(render_closeup's vivid_rate; default 0)")
     for name, what in (("distractor", "look-alikes that are not dice"),
                        ("stone", "a stone table top"),
                        ("board", "a board of land tiles with number tokens"),
@@ -81,7 +84,8 @@ def main() -> None:
         extras: dict = {}
         rng = np.random.default_rng([args.seed, i])
         if args.closeups:
-            image, labels = render_closeup(rng, int(rng.integers(44, 129)))
+            image, labels = render_closeup(rng, int(rng.integers(44, 129)),
+                                           vivid_rate=args.vivid_rate)
         else:
             image, labels = render_scene(rng, extras=extras,
                                          distractor_rate=args.distractor_rate,
@@ -115,7 +119,8 @@ def main() -> None:
                 if read not in ("null", "missed", str(true)))
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
-        "closeups": args.closeups, "distractor_rate": args.distractor_rate,
+        "closeups": args.closeups, "vivid_rate": args.vivid_rate,
+        "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         "board_dice_rate": args.board_dice_rate,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},

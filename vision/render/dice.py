@@ -33,7 +33,7 @@ from vision.imageio import jpeg_round_trip
 
 __all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "board_places", "clear_spec", "draw_board",
            "draw_dice", "draw_distractors", "random_background", "random_specs", "render_closeup",
-           "render_scene", "stone_background"]
+           "render_scene", "stone_background", "vivid_spec"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -73,6 +73,12 @@ class DieSpec:
     are drawn first with their pips and the near faces over them at opacity
     ``1 - see_through``, so the bottom's pips and the hidden sides' pips (thin bars along the
     edges) show through the top face; 0 keeps the flat show-through of ``translucent``.
+    ``through_pip`` sets how far the far faces' pips are from the body's colour towards the
+    pips' (1 = as bright as the near pips; ``None`` draws 0.35-0.75). ``ring_letters`` prints
+    the ring around a casino die's big 1 as letters (a casino's name) instead of marks.
+    ``pip_spread`` moves the pips away from the face's centre by that factor (casino dice
+    carry their pips near the corners); ``one_scale`` is the radius of a ``big_one`` 1 in
+    pip radii.
     """
 
     value: int
@@ -92,6 +98,10 @@ class DieSpec:
     logo: bool = False
     see_through: float = 0.0
     blank: bool = False
+    through_pip: float | None = None
+    ring_letters: bool = False
+    pip_spread: float = 1.0
+    one_scale: float = 2.0
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -125,9 +135,10 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
                        tuple(float(0.6 * b + 0.4 * p) for b, p in zip(body, pip, strict=True)),
                        -1, cv2.LINE_AA)
     r = spec.pip_radius * t
-    points = PIPS[value]
+    points = [(0.5 + (u - 0.5) * spec.pip_spread, 0.5 + (v - 0.5) * spec.pip_spread)
+              for u, v in PIPS[value]]
     if value == 1 and spec.big_one:
-        r *= 2.0
+        r *= spec.one_scale
     for (u, v) in points:
         cx, cy = u * t, v * t
         jitter = rng.normal(0, 0.004 * t, 2)
@@ -149,6 +160,14 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
         for k in range(n):
             a = start + 2 * math.pi * k / n
             mark = (int(t / 2 + rad * math.cos(a)), int(t / 2 + rad * math.sin(a)))
+            if spec.ring_letters:
+                letter = str(rng.choice(list("ABCDEGHILMNORSTUVW")))
+                org = (mark[0] - int(0.035 * t), mark[1] + int(0.035 * t))
+                for target, colour in ((tex, ink), (paint, 1.0)):
+                    if target is not None:
+                        cv2.putText(target, letter, org, cv2.FONT_HERSHEY_SIMPLEX,
+                                    0.0032 * t, colour, max(1, t // 64), cv2.LINE_AA)
+                continue
             mr = max(1, int(rng.uniform(0.025, 0.045) * t))
             cv2.circle(tex, mark, mr, ink, -1, cv2.LINE_AA)
             if paint is not None:
@@ -375,7 +394,8 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             drawn.append((facing, k, nw, pts))
         drawn.sort(key=lambda d: d[0])
         if spec.see_through > 0:
-            f_pip = float(rng.uniform(0.35, 0.75))
+            f_pip = (float(rng.uniform(0.35, 0.75)) if spec.through_pip is None
+                     else spec.through_pip)
             for _facing, k, _nw, pts in sorted(far, key=lambda d: d[0]):
                 tex = _face_texture(values[k], body, body + f_pip * (pip - body), spec, rng,
                                     None)
@@ -838,9 +858,27 @@ def clear_spec(rng: np.random.Generator, center: tuple[float, float], size: floa
         logo=bool(rng.random() < 0.7), see_through=float(rng.uniform(0.3, 0.7)))
 
 
+def vivid_spec(rng: np.random.Generator, base: DieSpec) -> DieSpec:
+    """A casino-style die (``base``, from :func:`clear_spec`) in a brighter look: a vivid,
+    saturated clear body, pure white pips, the far faces' pips showing through nearly as
+    bright as the near ones, a ring of letters around a big 1 and a maker's mark on the 2."""
+    body = np.asarray(base.body, float)
+    body = body * rng.uniform(90, 190) / max(float(body.max()), 1.0)
+    return replace(base, body=tuple(int(v) for v in np.clip(body, 0, 255)),  # type: ignore[arg-type]
+                   pip=tuple(int(v) for v in rng.uniform(238, 255, 3)),  # type: ignore[arg-type]
+                   through_pip=float(rng.uniform(0.6, 0.95)),
+                   see_through=float(rng.uniform(0.4, 0.75)),
+                   pip_radius=float(rng.uniform(0.12, 0.18)),
+                   pip_spread=float(rng.uniform(1.0, 1.22)), big_one=bool(rng.random() < 0.8),
+                   one_scale=float(rng.uniform(1.1, 1.6)),
+                   logo=bool(rng.random() < 0.85), ring_letters=bool(rng.random() < 0.7),
+                   glossy=True)
+
+
 def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
                    tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
-                   degrade: bool = True) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                   degrade: bool = True, vivid_rate: float = 0.0,
+                   ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
     Two framings, drawn at random: a detector's crop (the square around the whole visible die,
@@ -851,7 +889,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     Labels as :func:`render_scene`; a die whose top face lies less than 40% inside the frame is
     left out (nothing to read), one 40-75% inside is ``"unreadable"``. ``supersample`` k > 1
     draws the table at k times the resolution and shrinks the framed close-up (crisp edges,
-    like a crop of a large photo).
+    like a crop of a large photo). ``vivid_rate`` of the casino dice (the main die and its
+    casino neighbours) take :func:`vivid_spec`'s brighter look; 0 (the default) draws nothing
+    more from ``rng``, so close-ups rendered without it are the same as before it existed.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -869,6 +909,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     centre = (big / 2, big / 2 + size * math.sin(math.radians(tilt)) * 0.9)
     if rng.random() < clear_rate:
         main = clear_spec(rng, centre, size)
+        if vivid_rate > 0 and rng.random() < vivid_rate:
+            main = vivid_spec(rng, main)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -883,6 +925,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             continue
         other = clear_spec(rng, c, s) if main.see_through and rng.random() < 0.8 else replace(
             random_specs(rng, big, big, count=1, size_px=s)[0], center=c, size=s)
+        if main.through_pip is not None and other.see_through:
+            other = vivid_spec(rng, other)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
