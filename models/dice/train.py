@@ -214,6 +214,7 @@ class SceneMix:
     board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
     board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
     vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
+    desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -229,7 +230,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
                             distractor_rate=mix.distractor_rate,
                             tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
                             extras=extras, clear_rate=clear, stone_rate=mix.stone_rate,
-                            board_rate=mix.board_rate, board_dice_rate=mix.board_dice_rate)
+                            board_rate=mix.board_rate, board_dice_rate=mix.board_dice_rate,
+                            desk_rate=mix.desk_rate)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -415,6 +417,9 @@ def main() -> None:
                         "vivid bodies, pure white pips near the corners, far-face pips showing "
                         "through nearly as bright, rings of letters around the 1 "
                         "(vision.render.dice.vivid_spec)")
+    parser.add_argument("--desk-rate", type=float, default=0.0,
+                        help="share of table scenes (of 1-8 dice) whose look-alikes include "
+                        "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -429,7 +434,8 @@ def main() -> None:
     args = parser.parse_args()
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
-                   board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate)
+                   board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
+                   desk_rate=args.desk_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

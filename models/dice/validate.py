@@ -65,7 +65,8 @@ def main() -> None:
     for name, what in (("distractor", "look-alikes that are not dice"),
                        ("stone", "a stone table top"),
                        ("board", "a board of land tiles with number tokens"),
-                       ("board-dice", "its dice lying on a board of tiles and tokens")):
+                       ("board-dice", "its dice lying on a board of tiles and tokens"),
+                       ("desk", "desk clutter (cables, keys) among its look-alikes")):
         parser.add_argument(f"--{name}-rate", type=float, default=0.0,
                             help=f"share of table scenes with {what} (render_scene's "
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
@@ -90,7 +91,8 @@ def main() -> None:
             image, labels = render_scene(rng, extras=extras,
                                          distractor_rate=args.distractor_rate,
                                          stone_rate=args.stone_rate, board_rate=args.board_rate,
-                                         board_dice_rate=args.board_dice_rate)
+                                         board_dice_rate=args.board_dice_rate,
+                                         desk_rate=args.desk_rate)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -122,7 +124,7 @@ def main() -> None:
         "closeups": args.closeups, "vivid_rate": args.vivid_rate,
         "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
-        "board_dice_rate": args.board_dice_rate,
+        "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

@@ -31,9 +31,9 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["COLORS", "DISTRACTOR_KINDS", "DieSpec", "board_places", "clear_spec", "draw_board",
-           "draw_dice", "draw_distractors", "random_background", "random_specs", "render_closeup",
-           "render_scene", "stone_background", "vivid_spec"]
+__all__ = ["COLORS", "DESK_KINDS", "DISTRACTOR_KINDS", "DieSpec", "board_places", "clear_spec",
+           "draw_board", "draw_dice", "draw_distractors", "random_background", "random_specs",
+           "render_closeup", "render_scene", "stone_background", "vivid_spec"]
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -982,7 +982,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
                  degrade: bool = True, clear_rate: float = 0.0,
                  stone_rate: float = 0.0, board_rate: float = 0.0,
-                 board_dice_rate: float = 0.0,
+                 board_dice_rate: float = 0.0, desk_rate: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -1010,7 +1010,9 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         (:func:`draw_board`, tiles 1.2-2.4 times the usual size) reaches the frame's corners and
         the dice are placed beside and partly over its number tokens and across its tiles'
         edges (:func:`board_places`); its tokens count among the look-alikes in ``extras``.
-        The three rates default to 0, and then draw nothing from ``rng``: scenes rendered
+    desk_rate : probability that the scene's look-alikes also include desk clutter
+        (:data:`DESK_KINDS`: cables, keyboard keys).
+        The four rates default to 0, and then draw nothing from ``rng``: scenes rendered
         without them are the same as before they existed.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
@@ -1068,8 +1070,11 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     if board:
         order = rng.permutation(len(boxes))
         boxes = [boxes[k] for k in order]
-    boxes = (draw_distractors(frame, rng, size, tilt) if rng.random() < distractor_rate
-             else []) + boxes
+    kinds = DISTRACTOR_KINDS
+    if desk_rate > 0 and rng.random() < desk_rate:
+        kinds = DISTRACTOR_KINDS + DESK_KINDS
+    boxes = (draw_distractors(frame, rng, size, tilt, kinds=kinds)
+             if rng.random() < distractor_rate else []) + boxes
     if extras is not None:
         extras["distractors"] = boxes
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
@@ -1101,6 +1106,8 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
 
 DISTRACTOR_KINDS = ("token", "board_tile", "square_tile", "cube", "meeple", "coin", "button",
                     "block")
+# desk clutter beside a game, drawn only when asked for (render_scene's desk_rate)
+DESK_KINDS = ("cable", "keys")
 
 
 def _ink(rng: np.random.Generator, light: bool) -> tuple[float, float, float]:
@@ -1289,9 +1296,12 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
     markings: round and hexagonal number tokens (a printed number, often with a row of dots),
     board tiles (a textured hexagon or square, usually with a token in the middle), small
     printed square tiles, plain cubes without pips (:attr:`DieSpec.blank`), flat meeples, coins,
-    buttons with two or four holes, dark blocks (plugs, game pieces). Flat pieces are
-    foreshortened by the camera tilt ``tilt_deg`` like the table. ``size`` is the scene's die
-    edge in pixels; pieces are 0.6-1.4 times it (board tiles 1.6-3 times).
+    buttons with two or four holes, dark blocks (plugs, game pieces). :data:`DESK_KINDS` are
+    desk clutter, drawn only when ``kinds`` names them: a cable (a thick curve, often with a
+    ferrite bead) and a patch of keyboard keys (rounded squares printed with letters); each
+    gives the boxes of up to three die-sized parts of it (a bead, a bend, single keys). Flat
+    pieces are foreshortened by the camera tilt ``tilt_deg`` like the table. ``size`` is the
+    scene's die edge in pixels; pieces are 0.6-1.4 times it (board tiles 1.6-3 times).
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
 
@@ -1304,9 +1314,10 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
     """
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
-    unknown = set(kinds) - set(DISTRACTOR_KINDS)
+    unknown = set(kinds) - set(DISTRACTOR_KINDS) - set(DESK_KINDS)
     if unknown or not kinds:
-        raise ValueError(f"kinds must be among {DISTRACTOR_KINDS}, got {list(kinds)}")
+        raise ValueError(f"kinds must be among {DISTRACTOR_KINDS + DESK_KINDS}, "
+                         f"got {list(kinds)}")
     h, w = frame.shape[:2]
     squash = math.cos(math.radians(float(tilt_deg)))
     boxes = []
@@ -1315,6 +1326,11 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
         s = size * rng.uniform(0.6, 1.4) * (rng.uniform(1.6, 3.0) if kind == "board_tile" else 1)
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
         box: list[float] | None
+        if kind in DESK_KINDS:
+            draw = _cable if kind == "cable" else _keys
+            boxes.extend(b for b in draw(frame, rng, s, cx, cy, squash)
+                         if b[0] < b[2] and b[1] < b[3])
+            continue
         if kind == "block":  # a dark block, e.g. a plug or a game piece
             pts = cv2.boxPoints(((cx, cy), (s * rng.uniform(0.5, 1.2), s * rng.uniform(0.5, 1.5)),
                                  rng.uniform(0, 90)))
@@ -1339,6 +1355,110 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
         if box is not None and box[0] < box[2] and box[1] < box[3]:
             boxes.append([float(v) for v in box])
     return boxes
+
+
+def _cable(frame: np.ndarray, rng: np.random.Generator, s: float, cx: float, cy: float,
+           squash: float) -> list[list[float]]:
+    """A cable across the table through ``(cx, cy)``: a smooth thick curve (0.12-0.4 die
+    edges), dark, grey or white, with a highlight along it, often a ferrite bead; the boxes
+    of the bead and of a die-sized stretch of the curve."""
+    h, w = frame.shape[:2]
+    n = int(rng.integers(3, 6))
+    ang = rng.uniform(0, 2 * math.pi)
+    length = s * rng.uniform(4, 12)
+    t = np.linspace(-0.5, 0.5, n)
+    knots = np.stack([cx + np.cos(ang) * t * length + rng.normal(0, s, n),
+                      cy + (np.sin(ang) * t * length + rng.normal(0, s, n)) * squash], 1)
+    u = np.linspace(0, n - 1, 24 * n)
+    pts = np.stack([np.interp(u, np.arange(n), knots[:, k]) for k in (0, 1)], 1)
+    kernel = np.exp(-np.linspace(-2, 2, 25) ** 2)  # round the corners of the polyline
+    padded = np.pad(pts, ((12, 12), (0, 0)), mode="edge")
+    pts = np.stack([np.convolve(padded[:, k], kernel / kernel.sum(), "valid") for k in (0, 1)],
+                   1).astype(np.float32)
+    v = float(rng.choice([rng.uniform(10, 60), rng.uniform(120, 235)], p=[0.75, 0.25]))
+    colour = (v, v, v + rng.uniform(-8, 8))
+    thick = max(2, int(s * rng.uniform(0.12, 0.4)))
+    poly = np.round(pts * 16).astype(np.int32)
+    cv2.polylines(frame, [poly], False, tuple(c * 0.6 for c in colour), thick + 2,
+                  cv2.LINE_AA, 4)
+    cv2.polylines(frame, [poly], False, colour, thick, cv2.LINE_AA, 4)
+    cv2.polylines(frame, [poly], False, tuple(min(255.0, c * 1.6 + 30) for c in colour),
+                  max(1, thick // 5), cv2.LINE_AA, 4)
+    boxes = []
+    k = int(rng.integers(len(pts)))
+    px, py = float(pts[k, 0]), float(pts[k, 1])
+    if rng.random() < 0.6:  # a ferrite bead: a thicker rounded cylinder on the cable
+        d = pts[min(k + 3, len(pts) - 1)] - pts[max(k - 3, 0)]
+        turn = math.degrees(math.atan2(float(d[1]), float(d[0])))
+        blen, bw = s * rng.uniform(0.6, 1.2), thick * rng.uniform(1.8, 2.8)
+        bead = cv2.boxPoints(((px, py), (blen, bw), turn))
+        cv2.fillConvexPoly(frame, bead.astype(np.int32), tuple(c * 0.8 for c in colour),
+                           cv2.LINE_AA)
+        cv2.polylines(frame, [bead.astype(np.int32)], True, tuple(c * 0.5 for c in colour),
+                      1, cv2.LINE_AA)
+        boxes.append([float(bead[:, 0].min()), float(bead[:, 1].min()),
+                      float(bead[:, 0].max()), float(bead[:, 1].max())])
+    k = int(rng.integers(len(pts)))
+    boxes.append([float(pts[k, 0] - s / 2), float(pts[k, 1] - s / 2),
+                  float(pts[k, 0] + s / 2), float(pts[k, 1] + s / 2)])
+    return [_clip_box(b, w, h) for b in boxes]
+
+
+def _keys(frame: np.ndarray, rng: np.random.Generator, s: float, cx: float, cy: float,
+          squash: float) -> list[list[float]]:
+    """A patch of keyboard around ``(cx, cy)``: rows of rounded keys (0.35-0.8 die edges)
+    printed with a letter or a symbol, dark on a silver deck or light on a dark one, turned
+    and foreshortened like the table; the boxes of up to three single keys."""
+    key = s * rng.uniform(0.35, 0.8)
+    gap = key * rng.uniform(0.12, 0.35)
+    cols, rows = int(rng.integers(4, 12)), int(rng.integers(2, 5))
+    ps = int(max(cols, rows) * (key + gap) + 2 * gap) + 2
+    dark_keys = rng.random() < 0.7
+    deck = rng.uniform(120, 200) if dark_keys else rng.uniform(15, 60)
+    patch = np.full((ps, ps, 3), deck, np.float32) + rng.normal(0, 5, 3).astype(np.float32)
+    alpha = np.zeros((ps, ps), np.float32)
+    face = rng.uniform(15, 55) if dark_keys else rng.uniform(190, 240)
+    ink = rng.uniform(170, 240) if dark_keys else rng.uniform(20, 70)
+    x0 = y0 = (ps - max(cols, rows) * (key + gap)) / 2
+    y0 += (cols - rows) * (key + gap) / 2 if cols > rows else 0
+    x0 += (rows - cols) * (key + gap) / 2 if rows > cols else 0
+    rad = max(1, int(key * rng.uniform(0.08, 0.25)))
+    centres = []
+    for r in range(rows):
+        shift = (r % 2) * key * rng.uniform(0, 0.5)
+        for c in range(cols):
+            kx, ky = x0 + c * (key + gap) + shift, y0 + r * (key + gap)
+            if kx + key > ps:
+                continue
+            a, b = (int(kx), int(ky)), (int(kx + key), int(ky + key))
+            cv2.rectangle(patch, (a[0] + rad, a[1]), (b[0] - rad, b[1]), (face,) * 3, -1)
+            cv2.rectangle(patch, (a[0], a[1] + rad), (b[0], b[1] - rad), (face,) * 3, -1)
+            for corner in ((a[0] + rad, a[1] + rad), (b[0] - rad, a[1] + rad),
+                           (a[0] + rad, b[1] - rad), (b[0] - rad, b[1] - rad)):
+                cv2.circle(patch, corner, rad, (face,) * 3, -1, cv2.LINE_AA)
+            glyph = str(rng.choice(list("QWERTYASDFGHZXCVBNM1234567890.,;/")))
+            cv2.putText(patch, glyph, (int(kx + key * 0.2), int(ky + key * 0.55)),
+                        cv2.FONT_HERSHEY_SIMPLEX, max(0.2, key / 60), (ink,) * 3,
+                        1, cv2.LINE_AA)
+            centres.append((kx + key / 2, ky + key / 2))
+    deck_w = min(ps, int(x0 + cols * (key + gap) + key))
+    deck_h = min(ps, int(y0 + rows * (key + gap)))
+    cv2.rectangle(alpha, (max(0, int(x0 - gap)), max(0, int(y0 - gap))), (deck_w, deck_h),
+                  1.0, -1)
+    turn = float(rng.uniform(-25, 25) + rng.choice([0, 90]))
+    box = _paste(frame, patch, alpha, cx, cy, squash, turn, float(rng.uniform(0, 0.3)))
+    if box is None or not centres:
+        return []
+    # the chosen keys' boxes: their centres turned and foreshortened as _paste lays the patch
+    rot = cv2.getRotationMatrix2D((ps / 2, ps / 2), turn, 1.0)
+    h, w = frame.shape[:2]
+    out = []
+    for i in rng.choice(len(centres), size=min(3, len(centres)), replace=False):
+        x, y = rot @ np.array([centres[i][0], centres[i][1], 1.0])
+        x, y = x + cx - ps / 2, (y - ps / 2) * squash + cy
+        out.append(_clip_box([x - key / 2, y - key * squash / 2, x + key / 2,
+                              y + key * squash / 2], w, h))
+    return out
 
 
 def _mark_covered(mask: np.ndarray, labels: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from vision.render.dice import (
     COLORS,
+    DESK_KINDS,
     DISTRACTOR_KINDS,
     DieSpec,
     board_places,
@@ -120,6 +121,39 @@ def test_every_look_alike_kind_is_drawn_inside_its_box(kind):
         inside[max(0, int(y0) - m):int(y1) + m, max(0, int(x0) - m):int(x1) + m] = True
     assert changed.any()
     assert (changed & ~inside).sum() <= 0.01 * changed.sum()
+
+
+@pytest.mark.parametrize("kind", DESK_KINDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_desk_clutter_boxes_lie_on_the_clutter(kind, seed):
+    frame = np.full((240, 320, 3), 128, np.uint8)
+    boxes = draw_distractors(frame, np.random.default_rng(seed), 40.0, tilt_deg=30.0,
+                             count=(2, 2), kinds=[kind])
+    assert boxes
+    changed = np.abs(frame.astype(int) - 128).sum(axis=2) > 12
+    for x0, y0, x1, y1 in boxes:
+        assert 0 <= x0 < x1 <= 320 and 0 <= y0 < y1 <= 240
+        assert changed[int(y0):int(y1) + 1, int(x0):int(x1) + 1].mean() >= 0.15
+
+
+def test_desk_clutter_is_drawn_only_when_asked_for(monkeypatch):
+    import vision.render.dice as render
+
+    asked: list[tuple] = []
+    real = render.draw_distractors
+    monkeypatch.setattr(render, "draw_distractors", lambda *a, **kw: (
+        asked.append(tuple(kw["kinds"])) or real(*a, **kw)))
+    for rate in (0.0, 1.0):
+        render_scene(np.random.default_rng(4), width=160, height=120, distractor_rate=1.0,
+                     desk_rate=rate)
+    assert asked == [DISTRACTOR_KINDS, DISTRACTOR_KINDS + DESK_KINDS]
+    # without it, the scene is the one rendered before desk clutter existed
+    plain = render_scene(np.random.default_rng(4), width=160, height=120, distractor_rate=1.0)
+    same = render_scene(np.random.default_rng(4), width=160, height=120, distractor_rate=1.0,
+                        desk_rate=0.0)
+    assert np.array_equal(plain[0], same[0]) and plain[1] == same[1]
+    with pytest.raises(ValueError, match="kinds"):
+        real(np.zeros((50, 50, 3), np.uint8), np.random.default_rng(0), 10.0, kinds=["laptop"])
 
 
 @pytest.mark.parametrize("kinds", [[], ["die"], ["coin", "dragon"]])
