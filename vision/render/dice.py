@@ -1299,7 +1299,7 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
     buttons with two or four holes, dark blocks (plugs, game pieces). :data:`DESK_KINDS` are
     desk clutter, drawn only when ``kinds`` names them: a cable (a thick curve, often with a
     ferrite bead) and a patch of keyboard keys (rounded squares printed with letters); each
-    gives the boxes of up to three die-sized parts of it (a bead, a bend, single keys). Flat
+    gives the boxes of up to three die-sized parts of it (a bead, a stretch, single keys). Flat
     pieces are foreshortened by the camera tilt ``tilt_deg`` like the table. ``size`` is the
     scene's die edge in pixels; pieces are 0.6-1.4 times it (board tiles 1.6-3 times).
 
@@ -1387,7 +1387,7 @@ def _cable(frame: np.ndarray, rng: np.random.Generator, s: float, cx: float, cy:
     boxes = []
     k = int(rng.integers(len(pts)))
     px, py = float(pts[k, 0]), float(pts[k, 1])
-    if rng.random() < 0.6:  # a ferrite bead: a thicker rounded cylinder on the cable
+    if rng.random() < 0.6:  # a ferrite bead: a thicker block on the cable
         d = pts[min(k + 3, len(pts) - 1)] - pts[max(k - 3, 0)]
         turn = math.degrees(math.atan2(float(d[1]), float(d[0])))
         blen, bw = s * rng.uniform(0.6, 1.2), thick * rng.uniform(1.8, 2.8)
