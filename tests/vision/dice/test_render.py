@@ -228,6 +228,16 @@ def test_closeup_frames_one_die_and_labels_inside(seed):
     assert max(b[2] - b[0] for b in (lb["bbox"] for lb in labels)) >= 20
 
 
+def _brightness_at(spec: DieSpec, at: float, half: int, seed: int) -> float:
+    """Mean brightness of a small square at ``at`` of the top face's box (from its top-left
+    corner) of one die drawn straight from above on a dark frame."""
+    frame = np.full((160, 160, 3), 60, np.uint8)
+    lb = draw_dice(frame, [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0, glare=0)
+    x0, y0, x1, y1 = (int(v) for v in lb[0]["bbox"])
+    u, v = x0 + int(at * (x1 - x0)), y0 + int(at * (y1 - y0))
+    return float(frame[v - half:v + half + 1, u - half:u + half + 1].mean())
+
+
 def test_a_vivid_casino_die_keeps_its_value_and_shows_its_far_pips_brightly():
     base = replace(clear_spec(np.random.default_rng(0), (80.0, 80.0), 80.0), value=1,
                    big_one=False, logo=False, yaw_deg=0.0, glossy=False, rounding=0.0)
@@ -236,28 +246,16 @@ def test_a_vivid_casino_die_keeps_its_value_and_shows_its_far_pips_brightly():
     assert min(vivid.pip) >= 238 and 0.6 <= vivid.through_pip <= 0.95
     assert 1.0 <= vivid.pip_spread <= 1.22
     # the bottom's (6) pips show through brighter the higher through_pip is
-    corner = []
-    for through in (0.3, 0.95):
-        frame = np.full((160, 160, 3), 60, np.uint8)
-        spec = replace(vivid, big_one=False, logo=False, through_pip=through, pip_spread=1.0)
-        lb = draw_dice(frame, [spec], np.random.default_rng(1), tilt_deg=0, shadows=0, glare=0)
-        x0, y0, x1, y1 = (int(v) for v in lb[0]["bbox"])
-        u, v = x0 + int(0.27 * (x1 - x0)), y0 + int(0.27 * (y1 - y0))
-        corner.append(frame[v - 2:v + 3, u - 2:u + 3].mean())
-    assert corner[1] > corner[0] + 15
+    dim, bright = (_brightness_at(replace(vivid, big_one=False, logo=False, through_pip=through,
+                                          pip_spread=1.0), 0.27, 2, 1) for through in (0.3, 0.95))
+    assert bright > dim + 15
 
 
 def test_spread_pips_sit_nearer_the_corners():
-    near = []
-    for spread in (1.0, 1.3):
-        frame = np.full((160, 160, 3), 60, np.uint8)
-        spec = DieSpec(4, "black", (80.0, 80.0), 90.0, body=(30, 30, 30), pip=(250, 250, 250),
-                       glossy=False, rounding=0.0, pip_spread=spread)
-        lb = draw_dice(frame, [spec], np.random.default_rng(0), tilt_deg=0, shadows=0, glare=0)
-        x0, y0, x1, y1 = (int(v) for v in lb[0]["bbox"])
-        u, v = x0 + int(0.2 * (x1 - x0)), y0 + int(0.2 * (y1 - y0))
-        near.append(frame[v - 1:v + 2, u - 1:u + 2].mean())
-    assert near[1] > near[0] + 60
+    die = DieSpec(4, "black", (80.0, 80.0), 90.0, body=(30, 30, 30), pip=(250, 250, 250),
+                  glossy=False, rounding=0.0)
+    plain, spread = (_brightness_at(replace(die, pip_spread=f), 0.2, 1, 0) for f in (1.0, 1.3))
+    assert spread > plain + 60
 
 
 def test_closeups_without_the_vivid_look_are_unchanged_and_with_it_differ():
