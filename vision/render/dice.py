@@ -250,16 +250,22 @@ def _quad_box(quad: np.ndarray, shape: tuple[int, ...], pad: int = 2) -> tuple[i
     return x0, y0, x1, y1
 
 
+def _fill_rounded(img: np.ndarray, p0: tuple[int, int], p1: tuple[int, int], r: int,
+                  value: float | tuple[float, ...]) -> None:
+    """Fill the rectangle from pixel ``p0`` to ``p1`` with its corners rounded by ``r``."""
+    (x0, y0), (x1, y1) = p0, p1
+    cv2.rectangle(img, (x0 + r, y0), (x1 - r, y1), value, -1)
+    cv2.rectangle(img, (x0, y0 + r), (x1, y1 - r), value, -1)
+    for cx, cy in ((x0 + r, y0 + r), (x1 - r, y0 + r), (x0 + r, y1 - r), (x1 - r, y1 - r)):
+        cv2.circle(img, (cx, cy), r, value, -1, cv2.LINE_AA)
+
+
 @functools.lru_cache(maxsize=64)
 def _rounded_alpha(rounding: float) -> np.ndarray:
     """A face's alpha texture: a square with rounded corners (a worn, rounded die)."""
     t = _TEX
     a = np.zeros((t, t), np.float32)
-    r = max(1, round(rounding * 0.8 * t))
-    cv2.rectangle(a, (r, 0), (t - 1 - r, t - 1), 1.0, -1)
-    cv2.rectangle(a, (0, r), (t - 1, t - 1 - r), 1.0, -1)
-    for cx, cy in ((r, r), (t - 1 - r, r), (r, t - 1 - r), (t - 1 - r, t - 1 - r)):
-        cv2.circle(a, (cx, cy), r, 1.0, -1, cv2.LINE_AA)
+    _fill_rounded(a, (0, 0), (t - 1, t - 1), max(1, round(rounding * 0.8 * t)), 1.0)
     return a
 
 
@@ -1430,12 +1436,8 @@ def _keys(frame: np.ndarray, rng: np.random.Generator, s: float, cx: float, cy: 
             kx, ky = x0 + c * (key + gap) + shift, y0 + r * (key + gap)
             if kx + key > ps:
                 continue
-            a, b = (int(kx), int(ky)), (int(kx + key), int(ky + key))
-            cv2.rectangle(patch, (a[0] + rad, a[1]), (b[0] - rad, b[1]), (face,) * 3, -1)
-            cv2.rectangle(patch, (a[0], a[1] + rad), (b[0], b[1] - rad), (face,) * 3, -1)
-            for corner in ((a[0] + rad, a[1] + rad), (b[0] - rad, a[1] + rad),
-                           (a[0] + rad, b[1] - rad), (b[0] - rad, b[1] - rad)):
-                cv2.circle(patch, corner, rad, (face,) * 3, -1, cv2.LINE_AA)
+            _fill_rounded(patch, (int(kx), int(ky)), (int(kx + key), int(ky + key)), rad,
+                          (face,) * 3)
             glyph = str(rng.choice(list("QWERTYASDFGHZXCVBNM1234567890.,;/")))
             cv2.putText(patch, glyph, (int(kx + key * 0.2), int(ky + key * 0.55)),
                         cv2.FONT_HERSHEY_SIMPLEX, max(0.2, key / 60), (ink,) * 3,
