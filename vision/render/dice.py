@@ -913,9 +913,11 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     size = side * k * float(rng.uniform(0.6, 1.0))
     tilt = float(rng.uniform(*tilt_deg))
     centre = (big / 2, big / 2 + size * math.sin(math.radians(tilt)) * 0.9)
+    vivid = False
     if rng.random() < clear_rate:
         main = clear_spec(rng, centre, size)
-        if vivid_rate > 0 and rng.random() < vivid_rate:
+        vivid = vivid_rate > 0 and rng.random() < vivid_rate
+        if vivid:
             main = vivid_spec(rng, main)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
@@ -931,7 +933,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             continue
         other = clear_spec(rng, c, s) if main.see_through and rng.random() < 0.8 else replace(
             random_specs(rng, big, big, count=1, size_px=s)[0], center=c, size=s)
-        if main.through_pip is not None and other.see_through:
+        if vivid and other.see_through:
             other = vivid_spec(rng, other)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
