@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from vision.dice import read_dice
-from vision.dice.evaluate import match, score_image
+from vision.dice.evaluate import score_image
 from vision.imageio import read_image
 
 
@@ -52,15 +52,13 @@ def main() -> None:
         print(entry["image"], result.pairs, "fp", result.false_positives)
         scale = max(1, 400 // max(image.shape[:2]))
         big = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)
-        matched = {i for i, _ in match([d.bbox for d in reading.dice],
-                                       [lb["bbox"] for lb in entry["dice"]])}
         for lb in entry["dice"]:
             x0, y0, x1, y1 = (int(v * scale) for v in lb["bbox"])
             cv2.rectangle(big, (x0, y0), (x1, y1), (0, 255, 0), 1)
             cv2.putText(big, str(lb["value"]), (x0, y1 + 12), 0, 0.45, (0, 255, 0), 1)
         for i, d in enumerate(reading.dice):
             x0, y0, x1, y1 = (int(v * scale) for v in d.bbox)
-            color = (0, 0, 255) if i in matched else (0, 255, 255)
+            color = (0, 255, 255) if i in result.unmatched else (0, 0, 255)
             cv2.rectangle(big, (x0, y0), (x1, y1), color, 1)
             text = str(d.value) if d.value is not None else d.state[:4]
             cv2.putText(big, f"{text} {d.color[:3]} {d.confidence:.2f}", (x0, y0 - 3), 0, 0.4,
@@ -93,22 +91,15 @@ def failure_tiles(folder: Path, limit: int) -> list[np.ndarray]:
     tiles: list[np.ndarray] = []
     for entry in json.loads((folder / "labels.json").read_text()):
         image = read_image(folder / entry["image"])
-        if image.ndim == 2:
-            image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
         reading = read_dice(image)
-        labels = entry["dice"]
-        pairs = {j: i for i, j in match([d.bbox for d in reading.dice],
-                                        [lb["bbox"] for lb in labels])}
-        matched = set(pairs.values())
-        for j, lb in enumerate(labels):
-            die = reading.dice[pairs[j]] if j in pairs else None
-            if die is not None and die.value == lb["value"]:
-                continue
-            read = "missed" if die is None else ("null" if die.value is None else die.value)
-            tiles.append(_tile(image, lb["bbox"], f"{lb['value']} -> {read}"))
-        for i, die in enumerate(reading.dice):
-            if i not in matched:
-                tiles.append(_tile(image, die.bbox, f"- -> {die.value or die.state[:6]}"))
+        result = score_image(entry["image"], reading, entry["dice"])
+        for (true, read), lb in zip(result.pairs, entry["dice"], strict=True):
+            if read != true:
+                tiles.append(_tile(image, lb["bbox"],
+                                   f"{true} -> {'null' if read is None else read}"))
+        for i in result.unmatched:
+            die = reading.dice[i]
+            tiles.append(_tile(image, die.bbox, f"- -> {die.value or die.state[:6]}"))
         if len(tiles) >= limit:
             break
     return tiles[:limit]

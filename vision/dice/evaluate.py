@@ -76,8 +76,12 @@ class ImageResult:
     labelled: int
     matched: int
     correct: int
-    false_positives: int
     pairs: tuple[tuple[int | None, int | None], ...]  # (true value, read value) per label
+    unmatched: tuple[int, ...] = ()  # the readings matched to no label (by index)
+
+    @property
+    def false_positives(self) -> int:
+        return len(self.unmatched)
 
     @property
     def exact(self) -> bool:
@@ -98,8 +102,9 @@ def score_image(name: str, reading: DiceReading, labels: Sequence[Mapping[str, A
         out.append((value, read))  # type: ignore[arg-type]
         if j in got and read == value:
             correct += 1
-    return ImageResult(name, len(labels), len(pairs), correct,
-                       len(reading.dice) - len(pairs), tuple(out))
+    paired = {i for i, _ in pairs}
+    return ImageResult(name, len(labels), len(pairs), correct, tuple(out),
+                       tuple(i for i in range(len(reading.dice)) if i not in paired))
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ def test_score_and_summary():
               {"value": 6, "bbox": [100, 100, 110, 110]}]
     r = score_image("a.jpg", reading, labels)
     assert (r.labelled, r.matched, r.correct, r.false_positives) == (3, 2, 1, 1)
+    assert r.unmatched == (2,)  # the 5 at [50, 50, 60, 60] is no labelled die
     assert not r.exact
     perfect = score_image("b.jpg", DiceReading((_die(2, [0, 0, 9, 9]),)),
                           [{"value": 2, "bbox": [1, 1, 8, 8]}])
