@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from vision.dice.reader import CLASSES, CROP, STRIDE, crop_batch
-from vision.render.dice import render_closeup, render_scene
+from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
 STRETCH = (0.7, 1.4)  # photos squashed to a square by their exporter
@@ -250,7 +250,8 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
     from them, as the reader cuts them from the frame it was given). ``vivid_rate`` of their
-    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look."""
+    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look. Neighbours mostly
+    out of view (under ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
     labels: list[dict] = []
@@ -258,6 +259,7 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     for k in range(4):
         side = int(rng.integers(44, half + 1))
         image, lbs = render_closeup(rng, side, supersample=supersample, vivid_rate=vivid_rate)
+        lbs = [lb for lb in lbs if lb["inside"] >= CUT_INSIDE]
         tiles.append((image, lbs))
         f = half / side
         ox, oy = (k % 2) * half, (k // 2) * half

@@ -31,9 +31,14 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["COLORS", "DESK_KINDS", "DISTRACTOR_KINDS", "DieSpec", "board_places", "clear_spec",
-           "draw_board", "draw_dice", "draw_distractors", "random_background", "random_specs",
-           "render_closeup", "render_scene", "stone_background", "vivid_spec"]
+__all__ = ["COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS", "READ_INSIDE", "DieSpec",
+           "board_places", "clear_spec", "draw_board", "draw_dice", "draw_distractors",
+           "random_background", "random_specs", "render_closeup", "render_scene",
+           "stone_background", "vivid_spec"]
+
+# a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
+# and with less than CUT_INSIDE there is too little of it to learn from (render_closeup)
+READ_INSIDE, CUT_INSIDE = 0.75, 0.4
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -892,8 +897,10 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     way) or a photographer's close-up (1.4-2.4 die edges around the top face). ``clear_rate``
     of the main dice are casino-style see-through dice (:func:`clear_spec`), the others like
     :func:`random_specs`; up to four neighbours lie around it, often touching.
-    Labels as :func:`render_scene`; a die whose top face lies less than 40% inside the frame is
-    left out (nothing to read), one 40-75% inside is ``"unreadable"``. ``supersample`` k > 1
+    Labels as :func:`render_scene`, each with ``"inside"``, the share of its top face inside the
+    frame; a flat die less than ``READ_INSIDE`` (75%) inside is ``"unreadable"``: a reading
+    of it is neither right nor wrong. Under ``CUT_INSIDE`` (40%) there is too little of it
+    to learn from; the training script leaves those out. ``supersample`` k > 1
     draws the table at k times the resolution and shrinks the framed close-up (crisp edges,
     like a crop of a large photo). ``vivid_rate`` of the casino dice (the main die and its
     casino neighbours) take :func:`vivid_spec`'s brighter look; 0 (the default) draws nothing
@@ -971,9 +978,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         inside = (b[2] - b[0]) * (b[3] - b[1]) / area
         lb["inside"] = round(min(1.0, inside * lb.get("inside", 1.0)), 3)
         lb["die_bbox"] = _clip_box(framed(lb["die_bbox"]), side, side)
-        if lb["inside"] < 0.4 or b[2] - b[0] < 3 or b[3] - b[1] < 3:
+        if b[2] - b[0] < 3 or b[3] - b[1] < 3:
             continue
-        if lb["inside"] < 0.75 and lb["state"] == "flat":
+        if lb["inside"] < READ_INSIDE and lb["state"] == "flat":
             lb["state"], lb["value"] = "unreadable", None
         lb["hand"] = False
         kept.append(lb)
