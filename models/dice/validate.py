@@ -13,12 +13,12 @@ whose dice lie on such a board, beside and over its tokens (all 0 by default).
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
-- the ``eval dice`` figures on the flat dice (cocked, covered and, in close-ups, partly
-  out-of-view dice are left out: a reading of one is neither a false positive nor a hit
-  (since session 12 this includes close-up neighbours under 40% in view, which were
-  unlabelled before, so close-up false positives are not comparable with older figures); a
-  value read on one is counted by
-  ``wrong_on_unreadable``), and ``wrong_values``, matched flat dice read as another value;
+- the ``eval dice`` figures on the flat dice, and ``wrong_values``, matched flat dice read
+  as another value. Cocked, covered and, in close-ups, partly out-of-view dice are left out:
+  a reading of one is neither a false positive nor a hit, and a value read on one is counted
+  by ``wrong_on_unreadable``. Close-up neighbours under 40% in view have been labelled so
+  since session 12 (unlabelled before), so close-up false positives are not comparable with
+  older figures;
 - ``hand``: precision and recall of the reading's ``hand`` flag against the scenes with a hand
   that covers at least 0.5% of the frame, and the flag's rate on scenes without a hand;
 - ``translucent``: on matched dice, the share of translucent dice named ``"translucent"`` and
