@@ -214,6 +214,7 @@ class SceneMix:
     board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
     board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
     vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
+    print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
 
 
@@ -221,7 +222,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
     if kind < mix.tile_rate:
-        return closeup_tiles(rng, mix.supersample, extras, mix.vivid_rate)
+        return closeup_tiles(rng, mix.supersample, extras, mix.vivid_rate, mix.print_rate)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     if kind >= 0.25:
@@ -245,12 +246,14 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
-                  vivid_rate: float = 0.0) -> tuple[np.ndarray, list[dict]]:
+                  vivid_rate: float = 0.0, print_rate: float = 0.0,
+                  ) -> tuple[np.ndarray, list[dict]]:
     """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
     from them, as the reader cuts them from the frame it was given). ``vivid_rate`` of their
-    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look. Neighbours mostly
+    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look, ``print_rate``
+    bold printing on the 1 and 2 (``DieSpec.bold_print``). Neighbours mostly
     out of view (under ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
@@ -258,7 +261,8 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     tiles = []
     for k in range(4):
         side = int(rng.integers(44, half + 1))
-        image, lbs = render_closeup(rng, side, supersample=supersample, vivid_rate=vivid_rate)
+        image, lbs = render_closeup(rng, side, supersample=supersample, vivid_rate=vivid_rate,
+                                    print_rate=print_rate)
         lbs = [lb for lb in lbs if lb["inside"] >= CUT_INSIDE]
         tiles.append((image, lbs))
         f = half / side
@@ -419,6 +423,10 @@ def main() -> None:
                         "vivid bodies, pure white pips near the corners, far-face pips showing "
                         "through nearly as bright, rings of letters around the 1 "
                         "(vision.render.dice.vivid_spec)")
+    parser.add_argument("--print-rate", type=float, default=0.0,
+                        help="share of the close-ups' casino dice whose printing is large and "
+                        "bold: a ring of letters tight around the 1's pip, an emblem between "
+                        "the 2's pips (vision.render.dice.DieSpec.bold_print)")
     parser.add_argument("--desk-rate", type=float, default=0.0,
                         help="share of table scenes (of 1-8 dice) whose look-alikes include "
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
@@ -437,7 +445,7 @@ def main() -> None:
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
-                   desk_rate=args.desk_rate)
+                   desk_rate=args.desk_rate, print_rate=args.print_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

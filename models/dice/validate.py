@@ -65,6 +65,9 @@ def main() -> None:
     parser.add_argument("--vivid-rate", type=float, default=0.0,
                         help="with --closeups: share of the casino dice in the brighter look "
                         "(render_closeup's vivid_rate; default 0)")
+    parser.add_argument("--print-rate", type=float, default=0.0,
+                        help="with --closeups: share of the casino dice with bold printing on "
+                        "the 1 and 2 (render_closeup's print_rate; default 0)")
     for name, what in (("distractor", "look-alikes that are not dice"),
                        ("stone", "a stone table top"),
                        ("board", "a board of land tiles with number tokens"),
@@ -89,7 +92,8 @@ def main() -> None:
         rng = np.random.default_rng([args.seed, i])
         if args.closeups:
             image, labels = render_closeup(rng, int(rng.integers(44, 129)),
-                                           vivid_rate=args.vivid_rate)
+                                           vivid_rate=args.vivid_rate,
+                                           print_rate=args.print_rate)
         else:
             image, labels = render_scene(rng, extras=extras,
                                          distractor_rate=args.distractor_rate,
@@ -125,6 +129,7 @@ def main() -> None:
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, "vivid_rate": args.vivid_rate,
+        "print_rate": args.print_rate,
         "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,

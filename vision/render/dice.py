@@ -83,7 +83,9 @@ class DieSpec:
     the ring around a casino die's big 1 as letters (a casino's name) instead of marks.
     ``pip_spread`` moves the pips away from the face's centre by that factor (casino dice
     carry their pips near the corners); ``one_scale`` is the radius of a ``big_one`` 1 in
-    pip radii.
+    pip radii. ``bold_print`` draws a casino die's printing large and bold
+    (:func:`_bold_print`): a ring of letters tight around the 1's pip, sometimes on a dark
+    band, and a big emblem between the 2's pips.
     """
 
     value: int
@@ -107,6 +109,7 @@ class DieSpec:
     ring_letters: bool = False
     pip_spread: float = 1.0
     one_scale: float = 2.0
+    bold_print: bool = False
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -157,7 +160,9 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     if spec.big_one and value == 1:
         cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
                    cv2.LINE_AA)
-    if spec.logo and value == 1 and spec.big_one and rng.random() < 0.5:
+    if spec.bold_print and spec.logo and value in (1, 2):
+        _bold_print(tex, paint, value, r, body, pip, rng)
+    elif spec.logo and value == 1 and spec.big_one and rng.random() < 0.5:
         # casino dice: a ring of small printed marks around the big pip
         ink = tuple(float(c) for c in (pip if rng.random() < 0.7 else body * 0.4))
         n, rad = int(rng.integers(10, 18)), rng.uniform(0.27, 0.34) * t
@@ -192,6 +197,60 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     if paint is not None:
         paint[:] = np.rot90(paint, spec.face_turn % 4)
     return np.rot90(tex, spec.face_turn % 4).copy()
+
+
+def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
+                body: np.ndarray, pip: np.ndarray, rng: np.random.Generator) -> None:
+    """A casino die's printing, large and bold, on its face texture ``tex`` (and ``paint``):
+    on the 1 a ring of 9-16 letters 0.06-0.1 faces tall just outside the pip (``pip_r``
+    pixels), on a band darker than the body half the time; on the 2 one emblem (a letter or
+    sign 0.22-0.38 faces tall, solid or outlined) at the centre, between the two pips."""
+    t = tex.shape[0]
+    ink = tuple(float(c) for c in pip)
+    targets = [(tex, ink)] + ([(paint, 1.0)] if paint is not None else [])
+    centre = (t // 2, t // 2)
+    if value == 1:
+        height = float(rng.uniform(0.06, 0.1)) * t
+        rad = min(pip_r + float(rng.uniform(0.03, 0.08)) * t + height / 2, 0.36 * t)
+        if rng.random() < 0.5:  # the letters printed on a dark ring
+            band = tuple(float(c) * float(rng.uniform(0.2, 0.5)) for c in body)
+            for target, colour in ((tex, band), (paint, 1.0)):
+                if target is not None:
+                    cv2.circle(target, centre, int(rad), colour, max(1, int(height * 1.5)),
+                               cv2.LINE_AA)
+        font = cv2.FONT_HERSHEY_SIMPLEX
+        scale = height / 22.0  # Hershey simplex capitals are ~22 units tall at scale 1
+        thick = max(1, round(height / 5))
+        n = int(rng.integers(9, 17))
+        start = rng.uniform(0, 2 * math.pi)
+        for k in range(n):
+            a = start + 2 * math.pi * k / n
+            letter = str(rng.choice(list("ABCDEGHIKLMNOPRSTUVWY")))
+            (w, h), _ = cv2.getTextSize(letter, font, scale, thick)
+            org = (int(t / 2 + rad * math.cos(a) - w / 2), int(t / 2 + rad * math.sin(a) + h / 2))
+            for target, colour in targets:
+                cv2.putText(target, letter, org, font, scale, colour, thick, cv2.LINE_AA)
+        return
+    height = float(rng.uniform(0.22, 0.38)) * t
+    font = int(rng.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX,
+                           cv2.FONT_HERSHEY_SCRIPT_SIMPLEX]))
+    glyph = str(rng.choice(list("S$&GZ")))
+    thick = max(1, round(height * float(rng.uniform(0.08, 0.14))))
+    scale = height / 22.0
+    (w, h), _ = cv2.getTextSize(glyph, font, scale, thick)
+    layer = np.zeros((t, t), np.float32)
+    cv2.putText(layer, glyph, (int(t / 2 - w / 2), int(t / 2 + h / 2)), font, scale, 1.0,
+                thick, cv2.LINE_AA)
+    if rng.random() < 0.4:  # an outlined emblem: the stroke's inside in the body's colour
+        inner = np.zeros_like(layer)
+        cv2.putText(inner, glyph, (int(t / 2 - w / 2), int(t / 2 + h / 2)), font, scale, 1.0,
+                    max(1, thick // 3), cv2.LINE_AA)
+        layer = np.clip(layer - inner, 0, 1)
+    turn = cv2.getRotationMatrix2D((t / 2, t / 2), float(rng.uniform(-60, 60)), 1.0)
+    layer = cv2.warpAffine(layer, turn, (t, t))
+    tex[:] = tex * (1 - layer[..., None]) + np.asarray(ink, np.float32) * layer[..., None]
+    if paint is not None:
+        np.maximum(paint, layer, out=paint)
 
 
 # Faces of the unit cube centred on the origin: (normal, 4 corners in order u0v0,u1v0,u1v1,u0v1)
@@ -888,7 +947,7 @@ def vivid_spec(rng: np.random.Generator, base: DieSpec) -> DieSpec:
 
 def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
                    tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
-                   degrade: bool = True, vivid_rate: float = 0.0,
+                   degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
                    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
@@ -905,6 +964,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     like a crop of a large photo). ``vivid_rate`` of the casino dice (the main die and its
     casino neighbours) take :func:`vivid_spec`'s brighter look; 0 (the default) draws nothing
     more from ``rng``, so close-ups rendered without it are the same as before it existed.
+    ``print_rate`` of the casino dice (the main die and its casino neighbours) carry their
+    maker's printing large and bold (``DieSpec.bold_print``); 0 (the default) likewise draws
+    nothing.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -926,6 +988,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         vivid = vivid_rate > 0 and rng.random() < vivid_rate
         if vivid:
             main = vivid_spec(rng, main)
+        if print_rate > 0 and rng.random() < print_rate:
+            main = replace(main, bold_print=True, logo=True)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -942,6 +1006,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             random_specs(rng, big, big, count=1, size_px=s)[0], center=c, size=s)
         if vivid and other.see_through:
             other = vivid_spec(rng, other)
+        if main.bold_print and other.see_through:
+            other = replace(other, bold_print=True, logo=True)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

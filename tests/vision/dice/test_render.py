@@ -369,3 +369,39 @@ def test_scenes_of_dice_on_a_board_are_seeded_and_hold_dice_among_tokens():
     # at least one die lies beside or over a token (within a die edge of the token's box)
     assert any(t[0] - 18 < x < t[2] + 18 and t[1] - 18 < y < t[3] + 18
                for x, y in centre for t in tokens)
+
+
+def _face_ink(spec: DieSpec, seed: int = 3) -> tuple[float, float]:
+    """Shares of bright (pip-coloured) pixels in the ring around the face's centre and inside
+    the central disc, on one die drawn straight from above on a dark frame."""
+    frame = np.full((200, 200, 3), 40, np.uint8)
+    lb = draw_dice(frame, [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0, glare=0)
+    x0, y0, x1, y1 = lb[0]["bbox"]
+    yy, xx = np.mgrid[0:200, 0:200]
+    r = np.hypot(xx - (x0 + x1) / 2, yy - (y0 + y1) / 2) / (x1 - x0)
+    bright = frame.min(axis=2) > 180
+    return float(bright[(r > 0.16) & (r < 0.36)].mean()), float(bright[r < 0.08].mean())
+
+
+@pytest.mark.parametrize("value", [1, 2])
+def test_bold_print_inks_the_ring_of_the_one_and_the_middle_of_the_two(value):
+    die = DieSpec(value, "red", (100.0, 100.0), 120.0, body=(30, 30, 150), pip=(250, 250, 250),
+                  glossy=False, rounding=0.0, logo=True, pip_radius=0.11)
+    plain_ring, plain_mid = _face_ink(die)
+    bold_ring, bold_mid = _face_ink(replace(die, bold_print=True))
+    if value == 1:  # letters around the pip; the pip itself stays as it was
+        assert bold_ring > plain_ring + 0.05 and bold_mid == pytest.approx(plain_mid, abs=0.05)
+    else:  # an emblem at the centre, where a 2 has no pip
+        assert plain_mid < 0.02 and bold_mid > 0.1
+
+
+def test_closeups_without_bold_print_are_unchanged_and_with_it_differ():
+    def closeup(**kw):
+        return render_closeup(np.random.default_rng(11), 64, clear_rate=1.0, **kw)
+
+    plain, labels = closeup(vivid_rate=0.5)
+    same, same_labels = closeup(vivid_rate=0.5, print_rate=0.0)
+    bold, bold_labels = closeup(vivid_rate=0.5, print_rate=1.0)
+    assert np.array_equal(plain, same) and labels == same_labels
+    assert not np.array_equal(plain, bold)
+    assert bold_labels[0]["value"] in range(1, 7)
