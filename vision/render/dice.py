@@ -238,13 +238,12 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
     thick = max(1, round(height * float(rng.uniform(0.08, 0.14))))
     scale = height / 22.0
     (w, h), _ = cv2.getTextSize(glyph, font, scale, thick)
+    org = (int(t / 2 - w / 2), int(t / 2 + h / 2))
     layer = np.zeros((t, t), np.float32)
-    cv2.putText(layer, glyph, (int(t / 2 - w / 2), int(t / 2 + h / 2)), font, scale, 1.0,
-                thick, cv2.LINE_AA)
+    cv2.putText(layer, glyph, org, font, scale, 1.0, thick, cv2.LINE_AA)
     if rng.random() < 0.4:  # an outlined emblem: the stroke's inside in the body's colour
         inner = np.zeros_like(layer)
-        cv2.putText(inner, glyph, (int(t / 2 - w / 2), int(t / 2 + h / 2)), font, scale, 1.0,
-                    max(1, thick // 3), cv2.LINE_AA)
+        cv2.putText(inner, glyph, org, font, scale, 1.0, max(1, thick // 3), cv2.LINE_AA)
         layer = np.clip(layer - inner, 0, 1)
     turn = cv2.getRotationMatrix2D((t / 2, t / 2), float(rng.uniform(-60, 60)), 1.0)
     layer = cv2.warpAffine(layer, turn, (t, t))
