@@ -270,16 +270,18 @@ def test_spread_pips_sit_nearer_the_corners():
     assert spread > plain + 60
 
 
-def test_closeups_without_the_vivid_look_are_unchanged_and_with_it_differ():
+@pytest.mark.parametrize("option", ["vivid_rate", "print_rate"])
+def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
+    """The vivid look and bold printing: at 0 they draw nothing, at 1 they change the die."""
     def closeup(**kw):
         return render_closeup(np.random.default_rng(5), 64, clear_rate=1.0, **kw)
 
     plain, labels = closeup()
-    same, same_labels = closeup(vivid_rate=0.0)
-    vivid, vivid_labels = closeup(vivid_rate=1.0)
+    same, same_labels = closeup(**{option: 0.0})
+    changed, changed_labels = closeup(**{option: 1.0})
     assert np.array_equal(plain, same) and labels == same_labels
-    assert not np.array_equal(plain, vivid)
-    assert vivid_labels[0]["value"] in range(1, 7)
+    assert not np.array_equal(plain, changed)
+    assert changed_labels[0]["value"] in range(1, 7)
 
 
 def test_stone_tops_are_grainy():
@@ -393,15 +395,3 @@ def test_bold_print_inks_the_ring_of_the_one_and_the_middle_of_the_two(value):
         assert bold_ring > plain_ring + 0.05 and bold_mid == pytest.approx(plain_mid, abs=0.05)
     else:  # an emblem at the centre, where a 2 has no pip
         assert plain_mid < 0.02 and bold_mid > 0.1
-
-
-def test_closeups_without_bold_print_are_unchanged_and_with_it_differ():
-    def closeup(**kw):
-        return render_closeup(np.random.default_rng(11), 64, clear_rate=1.0, **kw)
-
-    plain, labels = closeup(vivid_rate=0.5)
-    same, same_labels = closeup(vivid_rate=0.5, print_rate=0.0)
-    bold, bold_labels = closeup(vivid_rate=0.5, print_rate=1.0)
-    assert np.array_equal(plain, same) and labels == same_labels
-    assert not np.array_equal(plain, bold)
-    assert bold_labels[0]["value"] in range(1, 7)
