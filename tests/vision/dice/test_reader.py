@@ -88,6 +88,31 @@ def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
     assert len(cropped) == 1
 
 
+@pytest.mark.parametrize("shape, size", [
+    ((720, 1280, 3), (512, 288)),  # whole factor 2, then 640 -> 512
+    ((1080, 1920, 3), (512, 288)),  # whole factor 3
+    ((721, 1283, 3), (512, 288)),  # sides that the factor does not divide
+    ((480, 640, 3), (512, 384)),  # a factor under 2: one step
+    ((60, 80, 3), (96, 72)),  # enlarged
+])
+def test_the_frame_is_shrunk_as_one_area_average_would(shape, size):
+    import cv2
+
+    from vision.dice.reader import _shrink
+
+    image, _ = render_scene(np.random.default_rng(5), width=shape[1], height=shape[0],
+                            size_px=(12.0, 40.0))
+    scale = size[0] / shape[1]
+    out = _shrink(image, size, scale)
+    assert out.shape == (size[1], size[0], 3) and out.dtype == np.uint8
+    one_step = cv2.resize(image, size, interpolation=cv2.INTER_AREA if scale < 1
+                          else cv2.INTER_LINEAR)
+    diff = np.abs(out.astype(np.int16) - one_step)
+    assert diff.mean() < 1.0, diff.mean()
+    flat = np.full(shape, 77, np.uint8)
+    assert (_shrink(flat, size, scale) == 77).all()
+
+
 def test_rendered_scenes_round_trip():
     results = []
     for seed in range(12):
