@@ -22,8 +22,8 @@ HAND_FLOOR = {"with": 5, "without": 2}
 # 0.58 with the run 22 nets; 0.24 with runs 12 + 15) and of the same colours opaque (measured
 # 0.03; 0.09 before).
 CLEAR_FLOOR = {"translucent": 0.40, "opaque": 0.10}
-# Read rate on every sixth real photo (20 per source): measured 0.96 / 0.76 / 0.65 with the run
-# 25 nets (whole folders 0.96 / 0.72 / 0.54).
+# Read rate on every sixth real photo (20 per source): measured 0.94 / 0.78 / 0.70 with the
+# session-14 nets (whole folders 0.96 / 0.71 / 0.64).
 REAL_FLOOR = {"matteop65_webcam": 0.5, "epanemu_roboflow_dice3": 0.3,
               "chase_casino_crops": 0.3}
 
