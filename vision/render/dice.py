@@ -85,7 +85,8 @@ class DieSpec:
     carry their pips near the corners); ``one_scale`` is the radius of a ``big_one`` 1 in
     pip radii. ``bold_print`` draws a casino die's printing large and bold
     (:func:`_bold_print`): a ring of letters tight around the 1's pip, sometimes on a dark
-    band, and a big emblem between the 2's pips.
+    band, and a big emblem between the 2's pips; it takes the place of ``logo``'s small
+    printing on those faces, with or without ``logo``.
     """
 
     value: int
@@ -160,7 +161,7 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     if spec.big_one and value == 1:
         cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
                    cv2.LINE_AA)
-    if spec.bold_print and spec.logo and value in (1, 2):
+    if spec.bold_print and value in (1, 2):
         _bold_print(tex, paint, value, r, body, pip, rng)
     elif spec.logo and value == 1 and spec.big_one and rng.random() < 0.5:
         # casino dice: a ring of small printed marks around the big pip
@@ -987,7 +988,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         if vivid:
             main = vivid_spec(rng, main)
         if print_rate > 0 and rng.random() < print_rate:
-            main = replace(main, bold_print=True, logo=True)
+            main = replace(main, bold_print=True)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -1005,7 +1006,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         if vivid and other.see_through:
             other = vivid_spec(rng, other)
         if main.bold_print and other.see_through:
-            other = replace(other, bold_print=True, logo=True)
+            other = replace(other, bold_print=True)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

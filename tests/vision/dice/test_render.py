@@ -395,3 +395,10 @@ def test_bold_print_inks_the_ring_of_the_one_and_the_middle_of_the_two(value):
         assert bold_ring > plain_ring + 0.05 and bold_mid == pytest.approx(plain_mid, abs=0.05)
     else:  # an emblem at the centre, where a 2 has no pip
         assert plain_mid < 0.02 and bold_mid > 0.1
+
+
+def test_bold_print_needs_no_logo_flag():
+    die = DieSpec(1, "red", (100.0, 100.0), 120.0, body=(30, 30, 150), pip=(250, 250, 250),
+                  glossy=False, rounding=0.0, logo=True, pip_radius=0.11, bold_print=True)
+    assert _face_ink(replace(die, logo=False)) == _face_ink(die)
+    assert _face_ink(replace(die, logo=False)) != _face_ink(replace(die, bold_print=False))
