@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 from vision.dice import DiceConfig
@@ -12,7 +13,6 @@ from vision.dice.reader import CROP
 from vision.onnxmodel import session_options
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
 
 from onnx import numpy_helper  # noqa: E402
 
