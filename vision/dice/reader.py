@@ -60,6 +60,8 @@ class DiceConfig:
         peak that is not clearly a die is more likely not a die at all.
     rotations : the classifier reads each crop turned by 0, 90, 180, 270 degrees (the first
         ``rotations`` of them) and averages: a die face reads the same turned.
+    turn_confidence : a crop whose unturned reading gives one class at least this probability
+        keeps that reading and is not read turned (infinity: every crop at every turn).
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -77,6 +79,7 @@ class DiceConfig:
     value_threshold: float = 0.5
     unreadable_min_score: float = 0.5
     rotations: int = 4
+    turn_confidence: float = math.inf
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -231,6 +234,39 @@ def die_color(face: np.ndarray) -> str:
     return "purple"
 
 
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _classify(sess: object, crops: np.ndarray, turns: int,
+              confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)`` of
+    the crops, each averaged over the crop turned by 0, 90, ... degrees (``turns`` of them);
+    a crop whose unturned reading reaches ``confidence`` in one class keeps that reading."""
+    def run(batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
+        clear = (_sigmoid(out[:, len(CLASSES)]) if out.shape[1] > len(CLASSES)
+                 else np.zeros(len(out)))
+        return _softmax(out[:, :len(CLASSES)]), clear
+
+    if turns == 1 or math.isinf(confidence):
+        probs, clear = run(np.concatenate([np.rot90(crops, k, axes=(1, 2))
+                                           for k in range(turns)]))
+        return (probs.reshape(turns, len(crops), -1).mean(axis=0),
+                clear.reshape(turns, len(crops)).mean(axis=0))
+    probs, clear = run(crops)
+    unsure = np.flatnonzero(probs.max(axis=1) < confidence)
+    if len(unsure):
+        more, more_clear = run(np.concatenate([np.rot90(crops[unsure], k, axes=(1, 2))
+                                               for k in range(1, turns)]))
+        more = more.reshape(turns - 1, len(unsure), -1).sum(axis=0)
+        more_clear = more_clear.reshape(turns - 1, len(unsure)).sum(axis=0)
+        probs[unsure] = (probs[unsure] + more) / turns
+        clear[unsure] = (clear[unsure] + more_clear) / turns
+    return probs, clear
+
+
 def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReading:
     """Read every d6 in a frame.
 
@@ -274,15 +310,8 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     boxes, scores = boxes[keep], scores[keep]
     crops = crop_batch(image, boxes)
     sess = _session(config.classifier_path)
-    turns = max(1, min(4, config.rotations))
-    batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
-    out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
-    logits = out[:, :len(CLASSES)]
-    e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs = (e / e.sum(axis=1, keepdims=True)).reshape(turns, len(crops), -1).mean(axis=0)
-    clear = np.zeros(len(crops))
-    if out.shape[1] > len(CLASSES):  # the "translucent" logit
-        clear = _sigmoid(out[:, len(CLASSES)]).reshape(turns, len(crops)).mean(axis=0)
+    probs, clear = _classify(sess, crops, max(1, min(4, config.rotations)),
+                             config.turn_confidence)
     dice = []
     for box, score, p, crop, c in zip(boxes, scores, probs, crops, clear, strict=True):
         if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:

@@ -88,6 +88,52 @@ def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
     assert len(cropped) == 1
 
 
+def test_confident_crops_are_not_read_turned(monkeypatch):
+    import vision.dice.reader as reader
+
+    image, _ = render_scene(np.random.default_rng(4), width=480, height=360, count=(4, 6),
+                            size_px=(40.0, 70.0), hand_rate=0.0)
+    batches: list[int] = []
+    outputs: list[np.ndarray] = []
+    real = reader._session
+
+    class Counting:
+        def __init__(self, sess):
+            self.sess = sess
+
+        def run(self, names, feeds):
+            batches.append(len(feeds["input"]))
+            out = self.sess.run(names, feeds)
+            outputs.append(out[0])
+            return out
+
+    monkeypatch.setattr(reader, "_session", lambda path: Counting(real(path)))
+
+    def read(**kw):
+        batches.clear()
+        return read_dice(image, DiceConfig(**kw)), list(batches)
+
+    every, runs = read()  # the detector, then every crop at four turns in one batch
+    n = runs[1] // 4
+    assert n >= 3 and runs[1:] == [4 * n]
+    # every unturned reading reaches 0: one unturned batch, the same as one turn
+    once, runs = read(turn_confidence=0.0)
+    assert runs[1:] == [n] and once == read(rotations=1)[0]
+    # no reading reaches 1.01: every crop is read at the three other turns too, as by default
+    again, runs = read(turn_confidence=1.01)
+    assert runs[1:] == [n, 3 * n]
+    assert [(d.value, d.state, d.color) for d in again.dice] == \
+        [(d.value, d.state, d.color) for d in every.dice]
+    assert np.allclose([d.confidence for d in again.dice], [d.confidence for d in every.dice])
+    # in between, only the crops whose unturned reading is unsure are read turned
+    logits = outputs[-2][:, :len(reader.CLASSES)]
+    top = np.sort(np.exp(logits).max(axis=1) / np.exp(logits).sum(axis=1))
+    assert top[0] < top[-1]
+    tau = float(top[len(top) // 2])
+    _, runs = read(turn_confidence=tau)
+    assert runs[1:] == [n, 3 * int((top < tau).sum())] and 0 < (top < tau).sum() < n
+
+
 @pytest.mark.parametrize("shape, size", [
     ((720, 1280, 3), (512, 288)),  # whole factor 2, then 640 -> 512
     ((1080, 1920, 3), (512, 288)),  # whole factor 3
