@@ -123,6 +123,13 @@ def _rot_x(a: float) -> np.ndarray:
     return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
 
 
+def _inked(tex: np.ndarray, paint: np.ndarray | None,
+           colour: tuple[float, ...]) -> list[tuple[np.ndarray, tuple[float, ...] | float]]:
+    """Where a painted mark goes: the face texture in its colour, and the paint mask (if any)
+    as 1."""
+    return [(tex, colour)] + ([(paint, 1.0)] if paint is not None else [])
+
+
 def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
                   rng: np.random.Generator, show_through: int | None,
                   paint: np.ndarray | None = None) -> np.ndarray:
@@ -152,9 +159,8 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
         cx, cy = u * t, v * t
         jitter = rng.normal(0, 0.004 * t, 2)
         center = (round((cx + jitter[0]) * 16), round((cy + jitter[1]) * 16))
-        cv2.circle(tex, center, int(r * 16), tuple(float(c) for c in pip), -1, cv2.LINE_AA, 4)
-        if paint is not None:
-            cv2.circle(paint, center, int(r * 16), 1.0, -1, cv2.LINE_AA, 4)
+        for target, colour in _inked(tex, paint, tuple(float(c) for c in pip)):
+            cv2.circle(target, center, int(r * 16), colour, -1, cv2.LINE_AA, 4)
         if spec.glossy and rng.random() < 0.5:  # small highlight or engraved rim
             cv2.circle(tex, center, int(r * 16), tuple(float(c) * 0.7 for c in pip), 1,
                        cv2.LINE_AA, 4)
@@ -174,15 +180,13 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
             if spec.ring_letters:
                 letter = str(rng.choice(list("ABCDEGHILMNORSTUVW")))
                 org = (mark[0] - int(0.035 * t), mark[1] + int(0.035 * t))
-                for target, colour in ((tex, ink), (paint, 1.0)):
-                    if target is not None:
-                        cv2.putText(target, letter, org, cv2.FONT_HERSHEY_SIMPLEX,
-                                    0.0032 * t, colour, max(1, t // 64), cv2.LINE_AA)
+                for target, colour in _inked(tex, paint, ink):
+                    cv2.putText(target, letter, org, cv2.FONT_HERSHEY_SIMPLEX,
+                                0.0032 * t, colour, max(1, t // 64), cv2.LINE_AA)
                 continue
             mr = max(1, int(rng.uniform(0.025, 0.045) * t))
-            cv2.circle(tex, mark, mr, ink, -1, cv2.LINE_AA)
-            if paint is not None:
-                cv2.circle(paint, mark, mr, 1.0, -1, cv2.LINE_AA)
+            for target, colour in _inked(tex, paint, ink):
+                cv2.circle(target, mark, mr, colour, -1, cv2.LINE_AA)
     elif spec.logo and value in (1, 2):  # a maker's name printed around the pips
         ink = tuple(float(c) for c in (pip if rng.random() < 0.6 else (40, 40, 170)))
         start = rng.uniform(0, 2 * math.pi)
@@ -208,7 +212,7 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
     sign 0.22-0.38 faces tall, solid or outlined) at the centre, between the two pips."""
     t = tex.shape[0]
     ink = tuple(float(c) for c in pip)
-    targets = [(tex, ink)] + ([(paint, 1.0)] if paint is not None else [])
+    targets = _inked(tex, paint, ink)
     centre = (t // 2, t // 2)
     if value == 1:
         height = float(rng.uniform(0.06, 0.1)) * t
