@@ -219,7 +219,7 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
         rad = min(pip_r + float(rng.uniform(0.03, 0.08)) * t + height / 2, 0.36 * t)
         if rng.random() < 0.5:  # the letters printed on a dark ring
             band = tuple(float(c) * float(rng.uniform(0.2, 0.5)) for c in body)
-            for target, colour in [(tex, band), *targets[1:]]:
+            for target, colour in _inked(tex, paint, band):
                 cv2.circle(target, centre, int(rad), colour, max(1, int(height * 1.5)),
                            cv2.LINE_AA)
         font = cv2.FONT_HERSHEY_SIMPLEX
