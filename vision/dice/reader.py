@@ -64,6 +64,8 @@ class DiceConfig:
         keeps that reading and is not read turned (infinity: every crop at every turn). The
         classifier learns a target of 0.955 for the true class (label smoothing 0.05), so
         0.95 skips the turns for the crops it reads about as surely as it was taught to.
+    crop_aspect : how far the classifier's crop undoes the shape of the top-face box
+        (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape).
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -82,6 +84,7 @@ class DiceConfig:
     unreadable_min_score: float = 0.5
     rotations: int = 4
     turn_confidence: float = 0.95
+    crop_aspect: float = 0.0
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -96,19 +99,24 @@ def _session(path: str) -> object:
 
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
-               size: int = CROP) -> np.ndarray:
-    """Square crops ``(N, size, size, 3)`` centred on each box, side ``CROP_CONTEXT`` x its
-    longer side, replicating the border where a crop leaves the image.
+               size: int = CROP, aspect: float = 0.0) -> np.ndarray:
+    """Crops ``(N, size, size, 3)`` centred on each box, replicating the border where a crop
+    leaves the image. The window's side along each axis is ``CROP_CONTEXT`` x ``L`` x
+    ``(s / L) ** aspect``, ``s`` the box's side along that axis and ``L`` its longer side:
+    ``aspect`` 0 gives a square window (the face keeps the box's shape), 1 a window of the
+    box's shape (a face foreshortened or stretched in the frame is squared up again).
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``image``, origin top-left.
     """
     out = np.empty((len(boxes), size, size, 3), np.uint8)
     for i, (x0, y0, x1, y1) in enumerate(boxes):
-        side = max(x1 - x0, y1 - y0, 2.0) * CROP_CONTEXT
+        bw, bh = max(x1 - x0, 2.0), max(y1 - y0, 2.0)
+        longer = max(bw, bh)
+        sx = size / (CROP_CONTEXT * longer * (bw / longer) ** aspect)
+        sy = size / (CROP_CONTEXT * longer * (bh / longer) ** aspect)
         cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
-        s = size / side
-        m = np.float32([[s, 0, size / 2.0 - s * cx], [0, s, size / 2.0 - s * cy]])
-        interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+        m = np.float32([[sx, 0, size / 2.0 - sx * cx], [0, sy, size / 2.0 - sy * cy]])
+        interp = cv2.INTER_AREA if min(sx, sy) < 1 else cv2.INTER_LINEAR
         out[i] = cv2.warpAffine(image, m, (size, size), flags=interp,
                                 borderMode=cv2.BORDER_REPLICATE)
     return out
@@ -310,7 +318,7 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     if not keep:
         return DiceReading((), hand)
     boxes, scores = boxes[keep], scores[keep]
-    crops = crop_batch(image, boxes)
+    crops = crop_batch(image, boxes, aspect=config.crop_aspect)
     sess = _session(config.classifier_path)
     probs, clear = _classify(sess, crops, max(1, min(4, config.rotations)),
                              config.turn_confidence)

@@ -82,7 +82,8 @@ def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
     cropped: list[int] = []
     real = reader.crop_batch
     monkeypatch.setattr(reader, "crop_batch",
-                        lambda image, boxes: cropped.append(len(boxes)) or real(image, boxes))
+                        lambda image, boxes, **kw: cropped.append(len(boxes))
+                        or real(image, boxes, **kw))
     assert [d.value for d in read_dice(frame).dice] == [3] and cropped[-1] >= 1
     # no detector score reaches a die_threshold above 1: nothing is classified
     assert read_dice(frame, DiceConfig(die_threshold=1.01)).dice == ()
@@ -159,6 +160,22 @@ def test_the_frame_is_shrunk_as_one_area_average_would(shape, size):
     assert diff.mean() < 1.0, diff.mean()
     flat = np.full(shape, 77, np.uint8)
     assert (_shrink(flat, size, scale) == 77).all()
+
+
+@pytest.mark.parametrize("aspect, ratio", [(0.0, 2.0), (0.5, 2 ** 0.5), (1.0, 1.0)])
+def test_the_crop_window_undoes_the_box_shape_as_asked(aspect, ratio):
+    import cv2
+
+    from vision.dice.reader import CROP, crop_batch
+
+    image = np.zeros((200, 300, 3), np.uint8)
+    cv2.rectangle(image, (110, 90), (189, 129), (255, 255, 255), -1)  # 80 x 40 px
+    crop = crop_batch(image, [[110, 90, 190, 130]], aspect=aspect)[0]
+    assert crop.shape == (CROP, CROP, 3)
+    ys, xs = np.nonzero(crop[..., 0] > 127)
+    width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
+    assert width == pytest.approx(CROP / 1.5, abs=1.5)  # the longer side keeps its context
+    assert width / height == pytest.approx(ratio, rel=0.08)
 
 
 def test_rendered_scenes_round_trip():
