@@ -436,6 +436,9 @@ def main() -> None:
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
+    parser.add_argument("--crop-aspect", type=float, default=0.0,
+                        help="the classifier's crops cut with this crop_batch aspect (the "
+                        "reader's DiceConfig.crop_aspect, which must match; default 0, square)")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
@@ -465,7 +468,8 @@ def main() -> None:
         raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
                          "(several caches are only read; render each with one --cache)")
     else:
-        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix)
+        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
+                                                                         args.crop_aspect)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -484,9 +488,10 @@ def main() -> None:
                          args.clear_weight, args.lr, args.classifier_arch)
 
 
-def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
+def render_data(n: int, rng: np.random.Generator, mix: SceneMix, crop_aspect: float = 0.0,
                 ) -> tuple[list, list, list, list, list, list, list]:
-    """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops."""
+    """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
+    as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``)."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -501,7 +506,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
             for tile, tile_labels in extras["tiles"]:
                 boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1)
                 if boxes:
-                    crops.append(crop_batch(tile, boxes))
+                    crops.append(crop_batch(tile, boxes, aspect=crop_aspect))
                     classes.extend(cls)
             continue
         boxes, cls = crops_from(image, labels, rng)
@@ -513,7 +518,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
                 boxes.append(tuple(box))
                 cls.append(0)
         if boxes:
-            crops.append(crop_batch(image, boxes))
+            crops.append(crop_batch(image, boxes, aspect=crop_aspect))
             classes.extend(cls)
     return images, heats, sizes, masks, hands, crops, classes
 

@@ -14,7 +14,15 @@ from vision.onnxmodel import onnx_session
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from models.dice.train import SCENE, Classifier, SceneMix, export, load_onnx, scene  # noqa: E402
+from models.dice.train import (  # noqa: E402
+    SCENE,
+    Classifier,
+    SceneMix,
+    export,
+    load_onnx,
+    render_data,
+    scene,
+)
 
 COMMITTED = Path(DiceConfig().classifier_path)
 
@@ -60,3 +68,13 @@ def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
         extras = {}
         scene(np.random.default_rng(seed), SceneMix(tile_rate=0.0), extras)
         assert "tiles" not in extras
+
+
+def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
+    square = render_data(3, np.random.default_rng(4), SceneMix())
+    shaped = render_data(3, np.random.default_rng(4), SceneMix(), crop_aspect=0.5)
+    assert all(np.array_equal(a, b) for a, b in zip(square[0], shaped[0], strict=True))
+    assert square[6] == shaped[6] and len(square[6]) > 0  # the same scenes and labels
+    crops0, crops5 = np.concatenate(square[5]), np.concatenate(shaped[5])
+    assert crops0.shape == crops5.shape == (len(square[6]), CROP, CROP, 3)
+    assert not np.array_equal(crops0, crops5)  # the windows follow the boxes' shapes
