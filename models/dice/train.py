@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision.dice.reader import CLASSES, CROP, STRIDE, crop_batch
+from vision.dice.reader import CLASSES, CROP, STRIDE, DiceConfig, crop_batch
 from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
@@ -436,9 +436,10 @@ def main() -> None:
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
-    parser.add_argument("--crop-aspect", type=float, default=0.0,
-                        help="the classifier's crops cut with this crop_batch aspect (the "
-                        "reader's DiceConfig.crop_aspect, which must match; default 0, square)")
+    parser.add_argument("--crop-aspect", type=float, default=DiceConfig().crop_aspect,
+                        help="the classifier's crops cut with this crop_batch aspect (default "
+                        "the reader's DiceConfig.crop_aspect, which the reading must match; "
+                        "0, the square crops of runs 1-31)")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
@@ -488,7 +489,8 @@ def main() -> None:
                          args.clear_weight, args.lr, args.classifier_arch)
 
 
-def render_data(n: int, rng: np.random.Generator, mix: SceneMix, crop_aspect: float = 0.0,
+def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
+                crop_aspect: float = DiceConfig().crop_aspect,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``)."""

@@ -65,7 +65,10 @@ class DiceConfig:
         classifier learns a target of 0.955 for the true class (label smoothing 0.05), so
         0.95 skips the turns for the crops it reads about as surely as it was taught to.
     crop_aspect : how far the classifier's crop undoes the shape of the top-face box
-        (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape).
+        (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape). 0.5 (since
+        session 16) half undoes a face foreshortened or stretched in the frame; the
+        classifier is trained on crops cut the same way (``models/dice/train.py
+        --crop-aspect``), and must be read with the value it was trained for.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -84,7 +87,7 @@ class DiceConfig:
     unreadable_min_score: float = 0.5
     rotations: int = 4
     turn_confidence: float = 0.95
-    crop_aspect: float = 0.0
+    crop_aspect: float = 0.5
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
