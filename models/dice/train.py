@@ -436,7 +436,7 @@ def main() -> None:
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together")
-    parser.add_argument("--crop-aspect", type=float, default=DiceConfig().crop_aspect,
+    parser.add_argument("--crop-aspect", type=float, default=DiceConfig.crop_aspect,
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
                         "0, the square crops of runs 1-31)")
@@ -490,7 +490,7 @@ def main() -> None:
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
-                crop_aspect: float = DiceConfig().crop_aspect,
+                crop_aspect: float = DiceConfig.crop_aspect,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``)."""

@@ -102,12 +102,14 @@ def _session(path: str) -> object:
 
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
-               size: int = CROP, aspect: float = 0.0) -> np.ndarray:
+               size: int = CROP, aspect: float = DiceConfig.crop_aspect) -> np.ndarray:
     """Crops ``(N, size, size, 3)`` centred on each box, replicating the border where a crop
     leaves the image. The window's side along each axis is ``CROP_CONTEXT`` x ``L`` x
     ``(s / L) ** aspect``, ``s`` the box's side along that axis and ``L`` its longer side:
     ``aspect`` 0 gives a square window (the face keeps the box's shape), 1 a window of the
-    box's shape (a face foreshortened or stretched in the frame is squared up again).
+    box's shape (a face foreshortened or stretched in the frame is squared up again). The
+    default is the reader's (:class:`DiceConfig`), the cut the committed classifier is
+    trained on.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``image``, origin top-left.
     """
