@@ -195,6 +195,9 @@ def to_tensor(images: np.ndarray) -> torch.Tensor:
 
 
 TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
+# a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
+STEEP_TILT = (50.0, 75.0)
+STEEP_SIZE = (32.0, 96.0)
 HAND_RATE = 0.25
 
 
@@ -216,6 +219,7 @@ class SceneMix:
     vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
     print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
+    steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -225,14 +229,14 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
         return closeup_tiles(rng, mix.supersample, extras, mix.vivid_rate, mix.print_rate)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
+    table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
+                 hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
+                 stone_rate=mix.stone_rate, board_rate=mix.board_rate,
+                 board_dice_rate=mix.board_dice_rate, desk_rate=mix.desk_rate)
+    if mix.steep_rate and rng.random() < mix.steep_rate:  # 0: nothing drawn, scenes as before
+        return render_scene(rng, count=(1, 5), size_px=STEEP_SIZE, tilt_deg=STEEP_TILT, **table)
     if kind >= 0.25:
-        return render_scene(rng, width=SCENE, height=SCENE, count=(1, 8),
-                            size_px=(10.0, 64.0), stretch=STRETCH,
-                            distractor_rate=mix.distractor_rate,
-                            tilt_deg=TILT, hand_rate=HAND_RATE, translucent_rate=0.15,
-                            extras=extras, clear_rate=clear, stone_rate=mix.stone_rate,
-                            board_rate=mix.board_rate, board_dice_rate=mix.board_dice_rate,
-                            desk_rate=mix.desk_rate)
+        return render_scene(rng, count=(1, 8), size_px=(10.0, 64.0), tilt_deg=TILT, **table)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -430,6 +434,10 @@ def main() -> None:
     parser.add_argument("--desk-rate", type=float, default=0.0,
                         help="share of table scenes (of 1-8 dice) whose look-alikes include "
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
+    parser.add_argument("--steep-rate", type=float, default=0.0,
+                        help="share of the scenes that are not close-ups drawn as a camera "
+                        "held low over large dice (tilt STEEP_TILT, edges STEEP_SIZE px): top "
+                        "faces seen as thin slivers beside large side faces")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -449,7 +457,8 @@ def main() -> None:
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
-                   desk_rate=args.desk_rate, print_rate=args.print_rate)
+                   desk_rate=args.desk_rate, print_rate=args.print_rate,
+                   steep_rate=args.steep_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

@@ -9,7 +9,9 @@ renderer defaults), read in memory. ``--closeups`` reads close-ups of one die in
 dice, neighbours cut by the border), a second rendered set for crops of one die.
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
-whose dice lie on such a board, beside and over its tokens (all 0 by default).
+whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
+LO,HI`` and ``--size LO,HI`` the table scenes' camera tilt and die edges (default
+``render_scene``'s own ranges).
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
@@ -54,6 +56,14 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
     return replace(config, **changes)
 
 
+def _range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(",")
+    try:
+        return float(low), float(high)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not LO,HI (two numbers)") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=200)
@@ -77,7 +87,14 @@ def main() -> None:
                             help=f"share of table scenes with {what} (render_scene's "
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
                             "`render dice`)")
+    parser.add_argument("--tilt", type=_range, default=None, metavar="LO,HI",
+                        help="table scenes' camera tilt range in degrees (render_scene's "
+                        "tilt_deg; default its own)")
+    parser.add_argument("--size", type=_range, default=None, metavar="LO,HI",
+                        help="table scenes' die edge range in pixels (render_scene's size_px; "
+                        "default its own)")
     args = parser.parse_args()
+    view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size)) if v}
     config = DiceConfig()
     if args.models:
         folder = Path(args.models)
@@ -99,7 +116,7 @@ def main() -> None:
                                          distractor_rate=args.distractor_rate,
                                          stone_rate=args.stone_rate, board_rate=args.board_rate,
                                          board_dice_rate=args.board_dice_rate,
-                                         desk_rate=args.desk_rate)
+                                         desk_rate=args.desk_rate, **view)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -133,6 +150,7 @@ def main() -> None:
         "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,
+        "tilt": args.tilt, "size": args.size,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

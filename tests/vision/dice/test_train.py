@@ -79,3 +79,25 @@ def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
     crops0, crops5 = np.concatenate(square[5]), np.concatenate(shaped[5])
     assert crops0.shape == crops5.shape == (len(square[6]), CROP, CROP, 3)
     assert not np.array_equal(crops0, crops5)  # the windows follow the boxes' shapes
+
+
+def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
+    """--steep-rate: large dice whose top faces the low camera flattens."""
+    plain, steep = [], []
+    for seed in range(12):
+        for rate, out in ((0.0, plain), (1.0, steep)):
+            extras: dict = {}
+            _, labels = scene(np.random.default_rng(seed), SceneMix(steep_rate=rate), extras)
+            assert "tiles" not in extras
+            out.extend(lb for lb in labels if lb["state"] == "flat")
+    assert steep and plain
+
+    def edge(lb: dict) -> float:
+        x0, y0, x1, y1 = lb["die_bbox"]
+        return max(x1 - x0, y1 - y0)
+
+    assert min(edge(lb) for lb in steep) > np.median([edge(lb) for lb in plain])
+    # the top face is much lower than the whole die's box: the side faces show below it
+    flat = np.median([(lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
+                      for lb in steep])
+    assert flat < 0.6
