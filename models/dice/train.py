@@ -339,8 +339,14 @@ def label_class(lb: dict) -> int:
 
 
 def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
-               per_scene_neg: int = 3) -> tuple[list[tuple[float, float, float, float]], list[int]]:
-    """Jittered boxes around every die (its class) and negatives (class "none")."""
+               per_scene_neg: int = 3, square: bool = False,
+               ) -> tuple[list[tuple[float, float, float, float]], list[int]]:
+    """Jittered boxes around every die (its class) and negatives (class "none").
+
+    A die's box keeps its top face's shape, as the detector's box does, each side a little off
+    (so that ``crop_batch``'s ``aspect`` cuts the window the reader cuts); ``square`` draws
+    instead a square of the face's longer side (runs 1-31 and sessions 16-17's classifiers,
+    whose dice crops no ``aspect`` changed)."""
     boxes, classes = [], []
     h, w = image.shape[:2]
     for lb in labels:
@@ -352,8 +358,13 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
             # the detector's box may be off: shift the centre, grow it up to the whole die
             cx = (x0 + x1) / 2 + rng.normal(0, 0.1) * bw
             cy = (y0 + y1) / 2 + rng.normal(0, 0.1) * bh
-            s = max(bw, bh) * float(np.exp(rng.uniform(np.log(0.8), np.log(1.45))))
-            boxes.append((cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2))
+            grow = float(np.exp(rng.uniform(np.log(0.8), np.log(1.45))))
+            if square:
+                sw = sh = max(bw, bh) * grow
+            else:
+                sw = bw * grow * float(np.exp(rng.normal(0, 0.1)))
+                sh = bh * grow * float(np.exp(rng.normal(0, 0.1)))
+            boxes.append((cx - sw / 2, cy - sh / 2, cx + sw / 2, cy + sh / 2))
             classes.append(label_class(lb) + (CLEAR if lb["color"] == "translucent" else 0))
         # the front side face of the die: not a top face
         dy1 = lb["die_bbox"][3]
@@ -448,6 +459,10 @@ def main() -> None:
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
                         "0, the square crops of runs 1-31)")
+    parser.add_argument("--square-crops", action="store_true",
+                        help="cut each die's crop from a square of its top face's longer side, "
+                        "as runs 1-31 and sessions 16-17 did (default: a box of the face's "
+                        "shape, as the detector gives the reader)")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
@@ -479,7 +494,8 @@ def main() -> None:
                          "(several caches are only read; render each with one --cache)")
     else:
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
-                                                                         args.crop_aspect)
+                                                                         args.crop_aspect,
+                                                                         args.square_crops)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -499,10 +515,11 @@ def main() -> None:
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
-                crop_aspect: float = DiceConfig.crop_aspect,
+                crop_aspect: float = DiceConfig.crop_aspect, square_crops: bool = False,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
-    as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``)."""
+    as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``; ``square_crops``:
+    :func:`crops_from`'s ``square``)."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -515,12 +532,13 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
         hands.append(hand_target(extras.get("hand_mask")))
         if "tiles" in extras:  # close-ups: crops from each native close-up
             for tile, tile_labels in extras["tiles"]:
-                boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1)
+                boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1,
+                                        square=square_crops)
                 if boxes:
                     crops.append(crop_batch(tile, boxes, aspect=crop_aspect))
                     classes.extend(cls)
             continue
-        boxes, cls = crops_from(image, labels, rng)
+        boxes, cls = crops_from(image, labels, rng, square=square_crops)
         for box in extras.get("distractors", [])[:6]:
             if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)
                        < (box[2] - box[0]) and abs((box[1] + box[3]) / 2

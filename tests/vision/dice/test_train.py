@@ -18,6 +18,7 @@ from models.dice.train import (  # noqa: E402
     SCENE,
     Classifier,
     SceneMix,
+    crops_from,
     export,
     load_onnx,
     render_data,
@@ -79,6 +80,25 @@ def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
     crops0, crops5 = np.concatenate(square[5]), np.concatenate(shaped[5])
     assert crops0.shape == crops5.shape == (len(square[6]), CROP, CROP, 3)
     assert not np.array_equal(crops0, crops5)  # the windows follow the boxes' shapes
+
+
+def test_a_die_is_cut_from_a_box_of_its_top_face_shape() -> None:
+    """The detector boxes a flattened top face with a flat box; so must the training crops,
+    or crop_batch's aspect never changes a die's crop (--square-crops: the old squares)."""
+    face = {"bbox": (100.0, 100.0, 180.0, 120.0), "die_bbox": (100.0, 100.0, 180.0, 150.0),
+            "value": 3, "state": "flat", "color": "red"}
+    image = np.zeros((300, 300, 3), np.uint8)
+    for square in (False, True):
+        boxes, classes = crops_from(image, [face], np.random.default_rng(1), per_scene_neg=0,
+                                    square=square)
+        shapes = [(y1 - y0) / (x1 - x0) for (x0, y0, x1, y1), c in zip(boxes, classes,
+                                                                     strict=True) if c == 3]
+        assert len(shapes) == 2
+        if square:
+            assert shapes == pytest.approx([1.0, 1.0])
+        else:
+            assert all(0.15 < r < 0.45 for r in shapes)  # the face's 0.25, each side a bit off
+    assert 0 in classes  # the front side face below it: not a top face
 
 
 def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
