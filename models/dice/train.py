@@ -458,7 +458,7 @@ def main() -> None:
     parser.add_argument("--crop-aspect", type=float, default=DiceConfig.crop_aspect,
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
-                        "0, the square crops of runs 1-31)")
+                        "0: square windows, as runs 1-31 read)")
     parser.add_argument("--square-crops", action="store_true",
                         help="cut each die's crop from a square of its top face's longer side, "
                         "as runs 1-31 and sessions 16-17 did (default: a box of the face's "

@@ -66,9 +66,11 @@ class DiceConfig:
         0.95 skips the turns for the crops it reads about as surely as it was taught to.
     crop_aspect : how far the classifier's crop undoes the shape of the top-face box
         (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape). 0.5 (since
-        session 16) half undoes a face foreshortened or stretched in the frame; the
-        classifier is trained on crops cut the same way (``models/dice/train.py
-        --crop-aspect``), and must be read with the value it was trained for.
+        session 16) half undoes a face foreshortened or stretched in the frame. A classifier
+        trained on box-shaped crops (``models/dice/train.py --crop-aspect``, its default
+        since session 17) must be read with the value it was trained for; the committed
+        one was trained at 0.5 but on square windows of the dice (models/dice/MODEL.md,
+        "Session 17").
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
