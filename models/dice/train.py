@@ -18,6 +18,7 @@ import argparse
 import math
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -454,7 +455,9 @@ def main() -> None:
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
     parser.add_argument("--cache", action="append", default=[],
                         help="npz of rendered scenes: loaded if present, else written; given "
-                        "several times, the caches (all present) are trained on together")
+                        "several times, the caches (all present) are trained on together. A "
+                        "cache records how its classifier crops were cut: one cut otherwise "
+                        "than --crop-aspect / --square-crops ask is refused")
     parser.add_argument("--crop-aspect", type=float, default=DiceConfig.crop_aspect,
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
@@ -486,6 +489,9 @@ def main() -> None:
     caches = [Path(c) for c in args.cache]
     if caches and all(c.is_file() for c in caches):  # several caches: trained on together
         parts = [np.load(c) for c in caches]
+        if args.only != "detector":  # the crops are cut already: they must be cut as asked
+            for c, d in zip(caches, parts, strict=True):
+                check_cache_crops(c, d, args.crop_aspect, args.square_crops)
         images, heats, sizes, masks, hands = (np.concatenate([d[k] for d in parts]) for k in
                                               ("images", "heats", "sizes", "masks", "hands"))
         crops, classes = [d["crops"] for d in parts], [c for d in parts for c in d["classes"]]
@@ -499,7 +505,8 @@ def main() -> None:
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
-                     crops=np.concatenate(crops), classes=np.array(classes))
+                     crops=np.concatenate(crops), classes=np.array(classes),
+                     **cache_cut(args.crop_aspect, args.square_crops))
     print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
           flush=True)
     budget = args.minutes * 60.0
@@ -512,6 +519,28 @@ def main() -> None:
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
                          args.clear_weight, args.lr, args.classifier_arch)
+
+
+def cache_cut(crop_aspect: float, square_crops: bool) -> dict[str, np.ndarray]:
+    """The keys a scene cache records its crops' cut under (:func:`check_cache_crops`)."""
+    return {"crop_aspect": np.float64(crop_aspect), "square_crops": np.bool_(square_crops)}
+
+
+def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], crop_aspect: float,
+                      square_crops: bool) -> None:
+    """Refuse (``SystemExit`` naming the file) a scene cache whose classifier crops were cut
+    otherwise than ``--crop-aspect`` / ``--square-crops`` ask: its crops are stored cut, so
+    training on it would silently use its cut. A cache written before the cut was recorded
+    (no ``crop_aspect`` key) is refused too: nothing tells how it was cut."""
+    if "crop_aspect" not in data or "square_crops" not in data:
+        raise SystemExit(f"--cache {path}: the cache does not record how its crops were cut "
+                         "(written before session 18); render it again, or train only the "
+                         "detector on it (--only detector)")
+    have = (float(data["crop_aspect"]), bool(data["square_crops"]))
+    if not math.isclose(have[0], crop_aspect) or have[1] != square_crops:
+        raise SystemExit(f"--cache {path}: its crops were cut with --crop-aspect {have[0]:g}"
+                         f"{' --square-crops' if have[1] else ''}, not with --crop-aspect "
+                         f"{crop_aspect:g}{' --square-crops' if square_crops else ''} as asked")
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix,

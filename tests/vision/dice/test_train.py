@@ -18,6 +18,8 @@ from models.dice.train import (  # noqa: E402
     SCENE,
     Classifier,
     SceneMix,
+    cache_cut,
+    check_cache_crops,
     crops_from,
     export,
     load_onnx,
@@ -121,3 +123,19 @@ def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
     flat = np.median([(lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
                       for lb in steep])
     assert flat < 0.6
+
+
+def test_a_scene_cache_is_refused_when_its_crops_were_cut_otherwise(tmp_path) -> None:
+    path = tmp_path / "scenes.npz"
+    np.savez(path, crops=np.zeros((1, CROP, CROP, 3), np.uint8), **cache_cut(0.75, False))
+    with np.load(path) as data:
+        check_cache_crops(path, data, 0.75, False)  # the cut asked for: accepted
+        with pytest.raises(SystemExit, match=r"scenes\.npz.*--crop-aspect 0\.75, not with "
+                           r"--crop-aspect 0\.5 as asked"):
+            check_cache_crops(path, data, 0.5, False)
+        with pytest.raises(SystemExit, match="--square-crops as asked"):
+            check_cache_crops(path, data, 0.75, True)
+    old = tmp_path / "old.npz"  # written before the cut was recorded
+    np.savez(old, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
+    with np.load(old) as data, pytest.raises(SystemExit, match=r"old\.npz.*does not record"):
+        check_cache_crops(old, data, 0.5, False)
