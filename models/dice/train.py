@@ -339,15 +339,37 @@ def label_class(lb: dict) -> int:
     return CLASSES.index(str(lb["value"]))
 
 
+@dataclass(frozen=True)
+class CropCut:
+    """How the classifier's training crops are cut (``--crop-aspect``, ``--square-crops``,
+    ``--box-jitter``).
+
+    aspect : ``crop_batch``'s ``aspect``; the reader must read with the same
+        ``DiceConfig.crop_aspect``.
+    square : a die's box is a square of its top face's longer side (runs 1-31, sessions
+        16-17's classifiers, whose dice crops no ``aspect`` changed), not of the face's shape.
+    jitter : each side of a die's box is scaled by ``exp(N(0, jitter))``, for the detector's
+        error in the box's shape.
+    """
+
+    aspect: float = DiceConfig.crop_aspect
+    square: bool = False
+    jitter: float = 0.1
+
+    def flags(self) -> str:
+        """The command-line flags that cut this way."""
+        return (f"--crop-aspect {self.aspect:g}{' --square-crops' if self.square else ''} "
+                f"--box-jitter {self.jitter:g}")
+
+
 def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
-               per_scene_neg: int = 3, square: bool = False,
+               per_scene_neg: int = 3, cut: CropCut = CropCut(),
                ) -> tuple[list[tuple[float, float, float, float]], list[int]]:
     """Jittered boxes around every die (its class) and negatives (class "none").
 
     A die's box keeps its top face's shape, as the detector's box does, each side a little off
-    (so that ``crop_batch``'s ``aspect`` cuts the window the reader cuts); ``square`` draws
-    instead a square of the face's longer side (runs 1-31 and sessions 16-17's classifiers,
-    whose dice crops no ``aspect`` changed)."""
+    (``cut.jitter``), so that ``crop_batch``'s ``aspect`` cuts the window the reader cuts;
+    ``cut.square`` draws instead a square of the face's longer side."""
     boxes, classes = [], []
     h, w = image.shape[:2]
     for lb in labels:
@@ -360,11 +382,11 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
             cx = (x0 + x1) / 2 + rng.normal(0, 0.1) * bw
             cy = (y0 + y1) / 2 + rng.normal(0, 0.1) * bh
             grow = float(np.exp(rng.uniform(np.log(0.8), np.log(1.45))))
-            if square:
+            if cut.square:
                 sw = sh = max(bw, bh) * grow
             else:
-                sw = bw * grow * float(np.exp(rng.normal(0, 0.1)))
-                sh = bh * grow * float(np.exp(rng.normal(0, 0.1)))
+                sw = bw * grow * float(np.exp(rng.normal(0, cut.jitter)))
+                sh = bh * grow * float(np.exp(rng.normal(0, cut.jitter)))
             boxes.append((cx - sw / 2, cy - sh / 2, cx + sw / 2, cy + sh / 2))
             classes.append(label_class(lb) + (CLEAR if lb["color"] == "translucent" else 0))
         # the front side face of the die: not a top face
@@ -466,12 +488,16 @@ def main() -> None:
                         help="cut each die's crop from a square of its top face's longer side, "
                         "as runs 1-31 and sessions 16-17 did (default: a box of the face's "
                         "shape, as the detector gives the reader)")
+    parser.add_argument("--box-jitter", type=float, default=CropCut.jitter,
+                        help="each side of a die's training box is scaled by exp(N(0, this)), "
+                        "for the detector's error in the box's shape")
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
                         "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
                         "for a second continuation of the same nets")
     args = parser.parse_args()
+    cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter)
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
@@ -491,7 +517,7 @@ def main() -> None:
         parts = [np.load(c) for c in caches]
         if args.only != "detector":  # the crops are cut already: they must be cut as asked
             for c, d in zip(caches, parts, strict=True):
-                check_cache_crops(c, d, args.crop_aspect, args.square_crops)
+                check_cache_crops(c, d, cut)
         images, heats, sizes, masks, hands = (np.concatenate([d[k] for d in parts]) for k in
                                               ("images", "heats", "sizes", "masks", "hands"))
         crops, classes = [d["crops"] for d in parts], [c for d in parts for c in d["classes"]]
@@ -500,13 +526,12 @@ def main() -> None:
                          "(several caches are only read; render each with one --cache)")
     else:
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
-                                                                         args.crop_aspect,
-                                                                         args.square_crops)
+                                                                         cut)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
                      crops=np.concatenate(crops), classes=np.array(classes),
-                     **cache_cut(args.crop_aspect, args.square_crops))
+                     **cache_cut(cut))
     print(f"rendered {len(images)} scenes, {len(classes)} crops in {time.time() - t0:.0f}s",
           flush=True)
     budget = args.minutes * 60.0
@@ -521,34 +546,34 @@ def main() -> None:
                          args.clear_weight, args.lr, args.classifier_arch)
 
 
-def cache_cut(crop_aspect: float, square_crops: bool) -> dict[str, np.ndarray]:
+def cache_cut(cut: CropCut) -> dict[str, np.ndarray]:
     """The keys a scene cache records its crops' cut under (:func:`check_cache_crops`)."""
-    return {"crop_aspect": np.float64(crop_aspect), "square_crops": np.bool_(square_crops)}
+    return {"crop_aspect": np.float64(cut.aspect), "square_crops": np.bool_(cut.square),
+            "box_jitter": np.float64(cut.jitter)}
 
 
-def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], crop_aspect: float,
-                      square_crops: bool) -> None:
+def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) -> None:
     """Refuse (``SystemExit`` naming the file) a scene cache whose classifier crops were cut
-    otherwise than ``--crop-aspect`` / ``--square-crops`` ask: its crops are stored cut, so
-    training on it would silently use its cut. A cache written before the cut was recorded
-    (no ``crop_aspect`` key) is refused too: nothing tells how it was cut."""
-    if "crop_aspect" not in data or "square_crops" not in data:
+    otherwise than ``cut`` (the command line's ``--crop-aspect`` / ``--square-crops`` /
+    ``--box-jitter``): its crops are stored cut, so training on it would silently use its
+    cut. A cache that does not record its cut (written before session 18) is refused too."""
+    if any(k not in data for k in cache_cut(cut)):
         raise SystemExit(f"--cache {path}: the cache does not record how its crops were cut "
                          "(written before session 18); render it again, or train only the "
                          "detector on it (--only detector)")
-    have = (float(data["crop_aspect"]), bool(data["square_crops"]))
-    if not math.isclose(have[0], crop_aspect) or have[1] != square_crops:
-        raise SystemExit(f"--cache {path}: its crops were cut with --crop-aspect {have[0]:g}"
-                         f"{' --square-crops' if have[1] else ''}, not with --crop-aspect "
-                         f"{crop_aspect:g}{' --square-crops' if square_crops else ''} as asked")
+    have = CropCut(float(data["crop_aspect"]), bool(data["square_crops"]),
+                   float(data["box_jitter"]))
+    if not (math.isclose(have.aspect, cut.aspect) and have.square == cut.square
+            and math.isclose(have.jitter, cut.jitter)):
+        raise SystemExit(f"--cache {path}: its crops were cut with {have.flags()}, not with "
+                         f"{cut.flags()} as asked")
 
 
-def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
-                crop_aspect: float = DiceConfig.crop_aspect, square_crops: bool = False,
+def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
-    as the reader cuts them with ``DiceConfig.crop_aspect`` = ``crop_aspect``; ``square_crops``:
-    :func:`crops_from`'s ``square``)."""
+    as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
+    ``cut.aspect``)."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -561,13 +586,12 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
         hands.append(hand_target(extras.get("hand_mask")))
         if "tiles" in extras:  # close-ups: crops from each native close-up
             for tile, tile_labels in extras["tiles"]:
-                boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1,
-                                        square=square_crops)
+                boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1, cut=cut)
                 if boxes:
-                    crops.append(crop_batch(tile, boxes, aspect=crop_aspect))
+                    crops.append(crop_batch(tile, boxes, aspect=cut.aspect))
                     classes.extend(cls)
             continue
-        boxes, cls = crops_from(image, labels, rng, square=square_crops)
+        boxes, cls = crops_from(image, labels, rng, cut=cut)
         for box in extras.get("distractors", [])[:6]:
             if not any(abs((box[0] + box[2]) / 2 - (lb["bbox"][0] + lb["bbox"][2]) / 2)
                        < (box[2] - box[0]) and abs((box[1] + box[3]) / 2
@@ -576,7 +600,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix,
                 boxes.append(tuple(box))
                 cls.append(0)
         if boxes:
-            crops.append(crop_batch(image, boxes, aspect=crop_aspect))
+            crops.append(crop_batch(image, boxes, aspect=cut.aspect))
             classes.extend(cls)
     return images, heats, sizes, masks, hands, crops, classes
 

@@ -17,6 +17,7 @@ pytest.importorskip("onnx")
 from models.dice.train import (  # noqa: E402
     SCENE,
     Classifier,
+    CropCut,
     SceneMix,
     cache_cut,
     check_cache_crops,
@@ -74,7 +75,7 @@ def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
 
 
 def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
-    square = render_data(3, np.random.default_rng(4), SceneMix(), crop_aspect=0.0)
+    square = render_data(3, np.random.default_rng(4), SceneMix(), CropCut(aspect=0.0))
     shaped = render_data(3, np.random.default_rng(4), SceneMix())  # the reader's default
     assert DiceConfig().crop_aspect > 0
     assert all(np.array_equal(a, b) for a, b in zip(square[0], shaped[0], strict=True))
@@ -92,7 +93,7 @@ def test_a_die_is_cut_from_a_box_of_its_top_face_shape() -> None:
     image = np.zeros((300, 300, 3), np.uint8)
     for square in (False, True):
         boxes, classes = crops_from(image, [face], np.random.default_rng(1), per_scene_neg=0,
-                                    square=square)
+                                    cut=CropCut(square=square))
         shapes = [(y1 - y0) / (x1 - x0) for (x0, y0, x1, y1), c in zip(boxes, classes,
                                                                      strict=True) if c == 3]
         assert len(shapes) == 2
@@ -125,17 +126,35 @@ def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
     assert flat < 0.6
 
 
+def test_the_box_jitter_spreads_the_shape_of_a_die_s_training_box() -> None:
+    """--box-jitter: each side scaled by exp(N(0, jitter)), so the spread of log(h / w) of a
+    die's boxes is jitter x sqrt(2), for the detector's error in a box's shape."""
+    face = {"bbox": (100.0, 100.0, 180.0, 140.0), "die_bbox": (100.0, 100.0, 180.0, 150.0),
+            "value": 3, "state": "flat", "color": "red"}
+    image = np.zeros((300, 300, 3), np.uint8)
+    rng = np.random.default_rng(2)
+    for jitter in (0.1, 0.2):
+        shapes = [np.log((y1 - y0) / (x1 - x0)) for _ in range(300) for (x0, y0, x1, y1), c in
+                  zip(*crops_from(image, [face], rng, per_scene_neg=0, cut=CropCut(jitter=jitter)),
+                      strict=True) if c == 3]
+        assert np.median(shapes) == pytest.approx(np.log(0.5), abs=0.03)
+        assert np.std(shapes) == pytest.approx(jitter * np.sqrt(2), rel=0.15)
+
+
 def test_a_scene_cache_is_refused_when_its_crops_were_cut_otherwise(tmp_path) -> None:
     path = tmp_path / "scenes.npz"
-    np.savez(path, crops=np.zeros((1, CROP, CROP, 3), np.uint8), **cache_cut(0.75, False))
+    np.savez(path, crops=np.zeros((1, CROP, CROP, 3), np.uint8),
+             **cache_cut(CropCut(aspect=0.75)))
     with np.load(path) as data:
-        check_cache_crops(path, data, 0.75, False)  # the cut asked for: accepted
-        with pytest.raises(SystemExit, match=r"scenes\.npz.*--crop-aspect 0\.75, not with "
-                           r"--crop-aspect 0\.5 as asked"):
-            check_cache_crops(path, data, 0.5, False)
-        with pytest.raises(SystemExit, match="--square-crops as asked"):
-            check_cache_crops(path, data, 0.75, True)
+        check_cache_crops(path, data, CropCut(aspect=0.75))  # the cut asked for: accepted
+        with pytest.raises(SystemExit, match=r"scenes\.npz.*--crop-aspect 0\.75 --box-jitter "
+                           r"0\.1, not with --crop-aspect 0\.5 --box-jitter 0\.1 as asked"):
+            check_cache_crops(path, data, CropCut(aspect=0.5))
+        with pytest.raises(SystemExit, match=r"--square-crops --box-jitter 0\.1 as asked"):
+            check_cache_crops(path, data, CropCut(aspect=0.75, square=True))
+        with pytest.raises(SystemExit, match=r"--box-jitter 0\.2 as asked"):
+            check_cache_crops(path, data, CropCut(aspect=0.75, jitter=0.2))
     old = tmp_path / "old.npz"  # written before the cut was recorded
     np.savez(old, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
     with np.load(old) as data, pytest.raises(SystemExit, match=r"old\.npz.*does not record"):
-        check_cache_crops(old, data, 0.5, False)
+        check_cache_crops(old, data, CropCut())
