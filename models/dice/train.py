@@ -479,7 +479,7 @@ def main() -> None:
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together. A "
                         "cache records how its classifier crops were cut: one cut otherwise "
-                        "than --crop-aspect / --square-crops ask is refused")
+                        "than --crop-aspect / --square-crops / --box-jitter ask is refused")
     parser.add_argument("--crop-aspect", type=float, default=DiceConfig.crop_aspect,
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
