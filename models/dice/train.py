@@ -563,8 +563,7 @@ def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) 
                          "detector on it (--only detector)")
     have = CropCut(float(data["crop_aspect"]), bool(data["square_crops"]),
                    float(data["box_jitter"]))
-    if not (math.isclose(have.aspect, cut.aspect) and have.square == cut.square
-            and math.isclose(have.jitter, cut.jitter)):
+    if have != cut:  # the stored float64 values read back exactly as they were written
         raise SystemExit(f"--cache {path}: its crops were cut with {have.flags()}, not with "
                          f"{cut.flags()} as asked")
 
