@@ -196,9 +196,22 @@ def to_tensor(images: np.ndarray) -> torch.Tensor:
 
 
 TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
+
+
+@dataclass(frozen=True)
+class LargeDice:
+    """A table scene of a few large dice seen from one range of camera tilts."""
+
+    tilt: tuple[float, float]  # camera tilt from vertical, degrees
+    size: tuple[float, float]  # die edge in the 192 px scene
+    count: tuple[int, int]
+
+
 # a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
-STEEP_TILT = (50.0, 75.0)
-STEEP_SIZE = (32.0, 96.0)
+STEEP = LargeDice(tilt=(50.0, 75.0), size=(32.0, 96.0), count=(1, 5))
+# a camera above large dice at a moderate angle (SceneMix.big_rate), as a webcam over a table
+BIG = LargeDice(tilt=(0.0, 45.0), size=(40.0, 100.0), count=(1, 4))
+
 HAND_RATE = 0.25
 
 
@@ -221,6 +234,7 @@ class SceneMix:
     print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
+    big_rate: float = 0.0  # the other scenes (not close-ups) of large dice at a moderate tilt
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -234,8 +248,10 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
                  stone_rate=mix.stone_rate, board_rate=mix.board_rate,
                  board_dice_rate=mix.board_dice_rate, desk_rate=mix.desk_rate)
-    if mix.steep_rate and rng.random() < mix.steep_rate:  # 0: nothing drawn, scenes as before
-        return render_scene(rng, count=(1, 5), size_px=STEEP_SIZE, tilt_deg=STEEP_TILT, **table)
+    for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG)):
+        if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
+            return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
+                                **table)
     if kind >= 0.25:
         return render_scene(rng, count=(1, 8), size_px=(10.0, 64.0), tilt_deg=TILT, **table)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
@@ -470,8 +486,12 @@ def main() -> None:
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
     parser.add_argument("--steep-rate", type=float, default=0.0,
                         help="share of the scenes that are not close-ups drawn as a camera "
-                        "held low over large dice (tilt STEEP_TILT, edges STEEP_SIZE px): top "
+                        "held low over large dice (STEEP: tilt 50-75, edges 32-96 px): top "
                         "faces seen as thin slivers beside large side faces")
+    parser.add_argument("--big-rate", type=float, default=0.0,
+                        help="share of the scenes that are neither close-ups nor steep drawn "
+                        "as 1-4 large dice at a moderate tilt (BIG: tilt 0-45, edges 40-100 "
+                        "px), with the table scenes' look-alikes, boards and hands")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -502,7 +522,7 @@ def main() -> None:
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
-                   steep_rate=args.steep_rate)
+                   steep_rate=args.steep_rate, big_rate=args.big_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

@@ -126,6 +126,27 @@ def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
     assert flat < 0.6
 
 
+def test_big_scenes_show_large_dice_from_above() -> None:
+    """--big-rate: large dice at a moderate tilt, their top faces most of their height."""
+    plain, big = [], []
+    for seed in range(12):
+        for rate, out in ((0.0, plain), (1.0, big)):
+            extras: dict = {}
+            _, labels = scene(np.random.default_rng(seed), SceneMix(big_rate=rate), extras)
+            assert "tiles" not in extras
+            out.extend(lb for lb in labels if lb["state"] == "flat")
+    assert big and plain
+
+    def edge(lb: dict) -> float:
+        x0, y0, x1, y1 = lb["die_bbox"]
+        return max(x1 - x0, y1 - y0)
+
+    assert min(edge(lb) for lb in big) > np.median([edge(lb) for lb in plain])
+    top = np.median([(lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
+                     for lb in big])
+    assert top > 0.75
+
+
 def test_the_box_jitter_spreads_the_shape_of_a_die_s_training_box() -> None:
     """--box-jitter: each side scaled by exp(N(0, jitter)), so the spread of log(h / w) of a
     die's boxes is jitter x sqrt(2), for the detector's error in a box's shape."""
