@@ -104,47 +104,30 @@ def test_a_die_is_cut_from_a_box_of_its_top_face_shape() -> None:
     assert 0 in classes  # the front side face below it: not a top face
 
 
-def test_steep_scenes_show_large_dice_from_a_low_camera() -> None:
-    """--steep-rate: large dice whose top faces the low camera flattens."""
-    plain, steep = [], []
+@pytest.mark.parametrize("rate, top_lo, top_hi", [
+    ("steep_rate", 0.0, 0.6),  # a low camera: the side faces show below a thin top face
+    ("big_rate", 0.75, 1.0),  # a moderate tilt: the top face is most of the die's height
+])
+def test_large_dice_scenes(rate: str, top_lo: float, top_hi: float) -> None:
+    """--steep-rate and --big-rate: table scenes of dice larger than the other scenes' median,
+    seen at their own tilt (the median share of the die's box height that its top face takes)."""
+    plain, large = [], []
     for seed in range(12):
-        for rate, out in ((0.0, plain), (1.0, steep)):
+        for mix, out in ((SceneMix(), plain), (SceneMix(**{rate: 1.0}), large)):
             extras: dict = {}
-            _, labels = scene(np.random.default_rng(seed), SceneMix(steep_rate=rate), extras)
+            _, labels = scene(np.random.default_rng(seed), mix, extras)
             assert "tiles" not in extras
             out.extend(lb for lb in labels if lb["state"] == "flat")
-    assert steep and plain
+    assert large and plain
 
     def edge(lb: dict) -> float:
         x0, y0, x1, y1 = lb["die_bbox"]
         return max(x1 - x0, y1 - y0)
 
-    assert min(edge(lb) for lb in steep) > np.median([edge(lb) for lb in plain])
-    # the top face is much lower than the whole die's box: the side faces show below it
-    flat = np.median([(lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
-                      for lb in steep])
-    assert flat < 0.6
-
-
-def test_big_scenes_show_large_dice_from_above() -> None:
-    """--big-rate: large dice at a moderate tilt, their top faces most of their height."""
-    plain, big = [], []
-    for seed in range(12):
-        for rate, out in ((0.0, plain), (1.0, big)):
-            extras: dict = {}
-            _, labels = scene(np.random.default_rng(seed), SceneMix(big_rate=rate), extras)
-            assert "tiles" not in extras
-            out.extend(lb for lb in labels if lb["state"] == "flat")
-    assert big and plain
-
-    def edge(lb: dict) -> float:
-        x0, y0, x1, y1 = lb["die_bbox"]
-        return max(x1 - x0, y1 - y0)
-
-    assert min(edge(lb) for lb in big) > np.median([edge(lb) for lb in plain])
+    assert min(edge(lb) for lb in large) > np.median([edge(lb) for lb in plain])
     top = np.median([(lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
-                     for lb in big])
-    assert top > 0.75
+                     for lb in large])
+    assert top_lo < top < top_hi
 
 
 def test_the_box_jitter_spreads_the_shape_of_a_die_s_training_box() -> None:
