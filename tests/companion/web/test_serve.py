@@ -26,6 +26,18 @@ def start(tmp_path, port, *extra):
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """Ctrl-C, as a user stops it; a server that does not stop in 30 s is killed (so that it
+    does not outlive its test) and the test fails."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def test_serve_answers_then_stops_on_ctrl_c_and_a_busy_port_is_bad_input(tmp_path):
     port = free_port()
     proc = start(tmp_path, port)
@@ -39,8 +51,7 @@ def test_serve_answers_then_stops_on_ctrl_c_and_a_busy_port_is_bad_input(tmp_pat
         _, err = busy.communicate(timeout=60)
         assert busy.returncode == 2 and "cannot listen" in err
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        stop(proc)
     assert proc.returncode == 0
 
 
@@ -59,5 +70,4 @@ def test_serve_off_loopback_prints_a_token(tmp_path):
         with urllib.request.urlopen(req, timeout=10) as res:
             assert res.status == 200
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        stop(proc)
