@@ -65,12 +65,12 @@ class DiceConfig:
         classifier learns a target of 0.955 for the true class (label smoothing 0.05), so
         0.95 skips the turns for the crops it reads about as surely as it was taught to.
     crop_aspect : how far the classifier's crop undoes the shape of the top-face box
-        (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape). 0.5 (since
-        session 16) half undoes a face foreshortened or stretched in the frame. A classifier
-        trained on box-shaped crops (``models/dice/train.py --crop-aspect``, its default
-        since session 17) must be read with the value it was trained for; the committed
-        one was trained at 0.5 but on square windows of the dice (models/dice/MODEL.md,
-        "Session 17").
+        (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape). 0.75 (since
+        session 19; 0.5 in sessions 16-18) mostly undoes a face foreshortened or stretched in
+        the frame. The classifier must be read with the value it was trained for
+        (``models/dice/train.py --crop-aspect``, whose default is this one): the committed
+        one was trained on crops cut around each top face's own box at 0.75
+        (models/dice/MODEL.md, "Session 19").
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -89,7 +89,7 @@ class DiceConfig:
     unreadable_min_score: float = 0.5
     rotations: int = 4
     turn_confidence: float = 0.95
-    crop_aspect: float = 0.5
+    crop_aspect: float = 0.75
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
