@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 
 from companion.errors import BadInput
@@ -10,6 +11,17 @@ from companion.store import default_db_path
 from companion.web.config import WebConfig
 
 THREADS = 48   # each open page holds one thread for its event stream and one for the video
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and a service manager's SIGTERM stop the server the same clean way, also
+    when the shell that started it in the background left SIGINT ignored (Python then installs
+    no handler of its own)."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise BadInput(f"cannot listen on {args.host}:{args.port}: "
                            f"{exc.strerror or exc}") from None
+        _stop_on_signals()
         runtime.live.start()
         print(f"Doom Companion: http://localhost:{args.port}/   "
               f"(games in {config.db_path})", flush=True)

@@ -10,6 +10,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -19,17 +21,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(tmp_path, port, *extra):
+def start(tmp_path, port, *extra, ignore_sigint=False):
+    """``ignore_sigint``: started as a shell starts a background job, SIGINT ignored."""
+    def background():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     return subprocess.Popen(
         [sys.executable, "-m", "companion", "serve", "--port", str(port), "--db",
          str(tmp_path / "g.sqlite"), "--source", "none", *extra],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=background if ignore_sigint else None)
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Ctrl-C, as a user stops it; a server that does not stop in 30 s is killed (so that it
-    does not outlive its test) and the test fails."""
-    proc.send_signal(signal.SIGINT)
+def stop(proc: subprocess.Popen, sig: int = signal.SIGINT) -> None:
+    """Ctrl-C, as a user stops it (or ``sig``); a server that does not stop in 30 s is killed
+    (so that it does not outlive its test) and the test fails."""
+    proc.send_signal(sig)
     try:
         proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
@@ -71,3 +78,18 @@ def test_serve_off_loopback_prints_a_token(tmp_path):
             assert res.status == 200
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize("sig, ignore_sigint", [
+    (signal.SIGTERM, False),  # a service manager stopping it
+    (signal.SIGINT, True),  # Ctrl-C reaching a server started in the background by a script
+])
+def test_serve_stops_cleanly_on_sigterm_and_on_sigint_in_the_background(tmp_path, sig,
+                                                                       ignore_sigint):
+    port = free_port()
+    proc = start(tmp_path, port, ignore_sigint=ignore_sigint)
+    try:
+        assert f"http://localhost:{port}/" in proc.stdout.readline(), proc.stderr.read()
+    finally:
+        stop(proc, sig)
+    assert proc.returncode == 0
