@@ -234,7 +234,7 @@ class SceneMix:
     print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
-    big_rate: float = 0.0  # the other scenes (not close-ups) of large dice at a moderate tilt
+    big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
