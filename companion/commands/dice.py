@@ -56,8 +56,9 @@ def evaluate(args: argparse.Namespace) -> int:
         image_path = folder / entry["image"]
         if not image_path.is_file():
             raise BadInput(f"{labels_path}: image {entry['image']!r} is not in {folder}")
-        reading = read_dice(read_image(image_path))
-        results.append(score_image(entry["image"], reading, entry["dice"]))
+        image = read_image(image_path)
+        results.append(score_image(entry["image"], read_dice(image), entry["dice"],
+                                   (image.shape[1], image.shape[0])))
     score = summarize(results)
     if args.json:
         print_json(score.to_json())
@@ -67,6 +68,8 @@ def evaluate(args: argparse.Namespace) -> int:
               f"exact {score.exact_rate}")
         for true, row in score.confusion.items():
             print(f"  true {true}: " + ", ".join(f"{k}:{v}" for k, v in row.items()))
+        for where, row in score.by_place.items():
+            print(f"  {where}: " + ", ".join(f"{k} {v}" for k, v in row.items()))
     return 0
 
 

@@ -122,7 +122,7 @@ def main() -> None:
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
         on_other = {r for r, k in pairs if labels[k]["state"] != "flat"}
         seen = DiceReading(tuple(d for r, d in enumerate(reading.dice) if r not in on_other))
-        results.append(score_image(str(i), seen, flat))
+        results.append(score_image(str(i), seen, flat, (image.shape[1], image.shape[0])))
         mask = extras.get("hand_mask")
         truth = mask is not None and float(mask.mean()) >= 0.005
         hand_tp += truth and reading.hand

@@ -13,7 +13,10 @@ Figures:
 - ``fp_per_image``: readings matched to no labelled die, per image;
 - ``exact_rate``: images where every labelled die is matched and read right and there is no
   false positive;
-- ``confusion``: ``{true value: {read value | "null" | "missed": count}}``.
+- ``confusion``: ``{true value: {read value | "null" | "missed": count}}``;
+- ``by_place``: the labelled dice inside the view and those cut by its edge (their top-face
+  box within ``EDGE_PX`` of the image border: pips may lie outside the view, so ``null`` is a
+  fair answer there), each ``{dice, right, wrong, null, missed}``.
 
 Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 """
@@ -28,7 +31,10 @@ from typing import Any
 from companion.errors import DataFileError
 from vision.readings import DiceReading
 
-__all__ = ["DiceScore", "ImageResult", "check_labels", "match", "score_image", "summarize"]
+__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "check_labels", "match", "place",
+           "score_image", "summarize"]
+
+EDGE_PX = 1.0  # a labelled top face this close to the image border is cut by the edge
 
 
 def _center(box: Sequence[float]) -> tuple[float, float]:
@@ -78,6 +84,7 @@ class ImageResult:
     correct: int
     pairs: tuple[tuple[int | None, int | None], ...]  # (true value, read value) per label
     unmatched: tuple[int, ...] = ()  # the readings matched to no label (by index)
+    places: tuple[str, ...] = ()  # per label, "inside" or "edge" (empty: image size unknown)
 
     @property
     def false_positives(self) -> int:
@@ -89,9 +96,19 @@ class ImageResult:
                 and self.false_positives == 0)
 
 
+def place(box: Sequence[float], size: tuple[int, int]) -> str:
+    """``"edge"`` for a labelled top face that touches the border of an image of ``size``
+    (width, height), within ``EDGE_PX``: a die cut by the edge of the view, some of whose pips
+    may lie outside it; ``"inside"`` otherwise."""
+    x0, y0, x1, y1 = box
+    width, height = size
+    return "edge" if min(x0, y0, width - x1, height - y1) < EDGE_PX else "inside"
+
+
 def score_image(name: str, reading: DiceReading, labels: Sequence[Mapping[str, Any]],
-                ) -> ImageResult:
-    """Score one image's reading against its labelled dice."""
+                size: tuple[int, int] | None = None) -> ImageResult:
+    """Score one image's reading against its labelled dice; with the image's ``size``
+    (width, height), each labelled die is also placed inside the view or on its edge."""
     pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
     got = {j: reading.dice[i].value for i, j in pairs}
     out: list[tuple[int | None, int | None]] = []
@@ -103,8 +120,9 @@ def score_image(name: str, reading: DiceReading, labels: Sequence[Mapping[str, A
         if j in got and read == value:
             correct += 1
     paired = {i for i, _ in pairs}
+    places = tuple(place(lb["bbox"], size) for lb in labels) if size else ()
     return ImageResult(name, len(labels), len(pairs), correct, tuple(out),
-                       tuple(i for i in range(len(reading.dice)) if i not in paired))
+                       tuple(i for i in range(len(reading.dice)) if i not in paired), places)
 
 
 @dataclass(frozen=True)
@@ -118,12 +136,15 @@ class DiceScore:
     confusion: dict[str, dict[str, int]] = field(default_factory=dict)
     read_rate: float = 0.0
     unreadable: int = 0
+    # "inside" / "edge" (see :func:`place`) -> counts of dice, right, wrong, null, missed
+    by_place: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"images": self.images, "dice": self.dice, "accuracy": self.accuracy,
                 "recall": self.recall, "fp_per_image": self.fp_per_image,
                 "exact_rate": self.exact_rate, "confusion": self.confusion,
-                "read_rate": self.read_rate, "unreadable": self.unreadable}
+                "read_rate": self.read_rate, "unreadable": self.unreadable,
+                "by_place": self.by_place}
 
 
 def summarize(results: Sequence[ImageResult]) -> DiceScore:
@@ -134,8 +155,16 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
     correct = sum(r.correct for r in results)
     fp = sum(r.false_positives for r in results)
     confusion: dict[str, dict[str, int]] = {}
+    by_place: dict[str, dict[str, int]] = {}
     unreadable = 0
     for r in results:
+        for where, (true, read) in zip(r.places, r.pairs, strict=False):
+            outcome = ("missed" if read == "missed" else "null" if read is None
+                       else "right" if read == true else "wrong")
+            counts = by_place.setdefault(where, dict.fromkeys(
+                ("dice", "right", "wrong", "null", "missed"), 0))
+            counts["dice"] += 1
+            counts[outcome] += 1
         for true, read in r.pairs:
             row = confusion.setdefault(str(true), {})
             key = "null" if read is None else str(read)
@@ -149,7 +178,7 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
                      exact_rate=round(sum(r.exact for r in results) / n, 4) if n else 0.0,
                      confusion=confusion,
                      read_rate=round(correct / dice, 4) if dice else 1.0,
-                     unreadable=unreadable)
+                     unreadable=unreadable, by_place=dict(sorted(by_place.items())))
 
 
 def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:

@@ -57,3 +57,23 @@ def test_check_labels_names_the_place(doc, where):
     with pytest.raises(DataFileError) as exc:
         check_labels(doc, "labels.json")
     assert exc.value.json_path == where
+
+
+def test_dice_cut_by_the_edge_of_the_view_are_counted_apart():
+    """``by_place``: a labelled face touching the image border is "edge", the others
+    "inside"; each place counts its right, wrong, null and missed dice."""
+    reading = DiceReading((_die(3, [0, 10, 10, 20]), _die(None, [30, 10, 40, 20], "unreadable"),
+                           _die(2, [90, 90, 100, 100]), _die(6, [50, 50, 60, 60])))
+    labels = [{"value": 3, "bbox": [0, 12, 8, 18]},      # on the left border: right
+              {"value": 4, "bbox": [32, 12, 38, 18]},    # inside: null
+              {"value": 5, "bbox": [92, 92, 100, 98]},   # on the right border: wrong
+              {"value": 1, "bbox": [70, 20, 78, 28]},    # inside: missed
+              {"value": 6, "bbox": [52, 52, 58, 58]}]    # inside: right
+    r = score_image("a.jpg", reading, labels, (100, 120))
+    assert r.places == ("edge", "inside", "edge", "inside", "inside")
+    s = summarize([r, score_image("b.jpg", DiceReading(()), labels[:1])])  # size unknown
+    assert s.by_place == {
+        "edge": {"dice": 2, "right": 1, "wrong": 1, "null": 0, "missed": 0},
+        "inside": {"dice": 3, "right": 1, "wrong": 0, "null": 1, "missed": 1}}
+    assert s.to_json()["by_place"] == s.by_place
+    assert summarize([score_image("b.jpg", DiceReading(()), labels)]).by_place == {}
