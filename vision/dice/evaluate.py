@@ -158,18 +158,17 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
     by_place: dict[str, dict[str, int]] = {}
     unreadable = 0
     for r in results:
-        for where, (true, read) in zip(r.places, r.pairs, strict=False):
-            outcome = ("missed" if read == "missed" else "null" if read is None
-                       else "right" if read == true else "wrong")
-            counts = by_place.setdefault(where, dict.fromkeys(
-                ("dice", "right", "wrong", "null", "missed"), 0))
-            counts["dice"] += 1
-            counts[outcome] += 1
-        for true, read in r.pairs:
+        for k, (true, read) in enumerate(r.pairs):
             row = confusion.setdefault(str(true), {})
             key = "null" if read is None else str(read)
             unreadable += read is None
             row[key] = row.get(key, 0) + 1
+            if r.places:  # the image's size was given
+                counts = by_place.setdefault(r.places[k], dict.fromkeys(
+                    ("dice", "right", "wrong", "null", "missed"), 0))
+                counts["dice"] += 1
+                counts[key if key in ("null", "missed") else
+                       "right" if read == true else "wrong"] += 1
     confusion = {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}
     return DiceScore(images=n, dice=dice,
                      accuracy=round(correct / matched, 4) if matched else 0.0,
