@@ -235,6 +235,7 @@ class SceneMix:
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
+    wide_rate: float = 0.0  # scenes (not close-ups) seen through a wide-angle lens
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -247,7 +248,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
                  stone_rate=mix.stone_rate, board_rate=mix.board_rate,
-                 board_dice_rate=mix.board_dice_rate, desk_rate=mix.desk_rate)
+                 board_dice_rate=mix.board_dice_rate, desk_rate=mix.desk_rate,
+                 wide_rate=mix.wide_rate)
     for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG)):
         if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
@@ -257,13 +259,13 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
-                            extras=extras, clear_rate=2 * clear)
+                            extras=extras, clear_rate=2 * clear, wide_rate=mix.wide_rate)
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=mix.small_distractor_rate,
                         stone_rate=mix.stone_rate, board_rate=mix.board_rate,
-                        board_dice_rate=mix.board_dice_rate)
+                        board_dice_rate=mix.board_dice_rate, wide_rate=mix.wide_rate)
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
@@ -492,6 +494,10 @@ def main() -> None:
                         help="share of the scenes that are neither close-ups nor steep drawn "
                         "as 1-4 large dice at a moderate tilt (BIG: tilt 0-45, edges 40-100 "
                         "px), with the table scenes' look-alikes, boards and hands")
+    parser.add_argument("--wide-rate", type=float, default=0.0,
+                        help="share of the scenes that are not close-ups seen through a "
+                        "wide-angle lens (vision.render.dice.wide_lens): dice away from its "
+                        "axis show the side faces that face it")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -522,7 +528,8 @@ def main() -> None:
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
-                   steep_rate=args.steep_rate, big_rate=args.big_rate)
+                   steep_rate=args.steep_rate, big_rate=args.big_rate,
+                   wide_rate=args.wide_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

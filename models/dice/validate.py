@@ -82,7 +82,8 @@ def main() -> None:
                        ("stone", "a stone table top"),
                        ("board", "a board of land tiles with number tokens"),
                        ("board-dice", "its dice lying on a board of tiles and tokens"),
-                       ("desk", "desk clutter (cables, keys) among its look-alikes")):
+                       ("desk", "desk clutter (cables, keys) among its look-alikes"),
+                       ("wide", "its dice seen through a wide-angle lens")):
         parser.add_argument(f"--{name}-rate", type=float, default=0.0,
                             help=f"share of table scenes with {what} (render_scene's "
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
@@ -116,7 +117,8 @@ def main() -> None:
                                          distractor_rate=args.distractor_rate,
                                          stone_rate=args.stone_rate, board_rate=args.board_rate,
                                          board_dice_rate=args.board_dice_rate,
-                                         desk_rate=args.desk_rate, **view)
+                                         desk_rate=args.desk_rate,
+                                         wide_rate=args.wide_rate, **view)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -150,6 +152,7 @@ def main() -> None:
         "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,
+        "wide_rate": args.wide_rate,
         "tilt": args.tilt, "size": args.size,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,

@@ -287,16 +287,21 @@ def _face_values(top: int, rng: np.random.Generator) -> dict[int, int]:
     return {0: 7 - a, 1: a, 2: 7 - b, 3: b, 4: 7 - top, 5: top}
 
 
-def _project(points: np.ndarray, spec: DieSpec, tilt: float, focal: float) -> np.ndarray:
-    """World points (die units, die-local, z up, y away from the camera) to image pixels."""
+def _project(points: np.ndarray, spec: DieSpec, tilt: float, focal: float,
+             off: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """World points (die units, die-local, z up, y away from the camera) to image pixels.
+
+    ``off`` is the die centre's offset from the lens axis in the image, over the lens's focal
+    length (:func:`draw_dice`'s ``lens``): a point nearer the camera than the centre moves
+    away from the axis, so a die off the axis shows the side faces that face the axis."""
     s = spec.size
     x = points[:, 0] * s
     y = points[:, 1] * s
     z = points[:, 2] * s
     depth = y * math.sin(tilt) - z * math.cos(tilt)
     scale = focal / (focal + depth)
-    u = spec.center[0] + x * scale
-    v = spec.center[1] - (y * math.cos(tilt) + z * math.sin(tilt)) * scale
+    u = spec.center[0] + (x - depth * off[0]) * scale
+    v = spec.center[1] - (y * math.cos(tilt) + z * math.sin(tilt) + depth * off[1]) * scale
     return np.stack([u, v], axis=1)
 
 
@@ -371,13 +376,13 @@ def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: floa
 
 
 def _shadow(frame: np.ndarray, spec: DieSpec, tilt: float, focal: float,
-            light: np.ndarray, strength: float) -> None:
+            light: np.ndarray, strength: float, off: tuple[float, float] = (0.0, 0.0)) -> None:
     base = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]])
     base = base @ _rot_z(math.radians(spec.yaw_deg)).T
     off = np.array([-light[0], -light[1], 0]) * 0.6
     pts = np.vstack([base + np.array([0, 0, 0.5]), base + off + np.array([0, 0, 0.5])])
     pts[:, 2] = 0
-    quad = _project(pts, spec, tilt, focal)
+    quad = _project(pts, spec, tilt, focal, off)
     hull = cv2.convexHull(quad.astype(np.float32))
     k = max(3, int(spec.size * 0.35) | 1)
     x0, y0, x1, y1 = _quad_box(hull.reshape(-1, 2), frame.shape, pad=k)
@@ -395,7 +400,8 @@ def _shadow(frame: np.ndarray, spec: DieSpec, tilt: float, focal: float,
 def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Generator, *,
               tilt_deg: float = 30.0, focal: float | None = None,
               light: Sequence[float] = (0.4, -0.5, 0.77), shadows: float = 0.45,
-              glare: float = 0.5) -> list[dict[str, Any]]:
+              glare: float = 0.5, lens: tuple[float, float, float] | None = None,
+              ) -> list[dict[str, Any]]:
     """Draw dice onto ``frame`` in place and return one label per die, in ``specs`` order.
 
     Parameters
@@ -405,7 +411,13 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
         overlap them.
     rng : seeded generator (texture jitter, glare spots).
     tilt_deg : camera tilt from looking straight down (0) towards the horizon (90).
-    focal : perspective strength in pixels (default 12 die sizes: mild perspective).
+    focal : perspective strength in pixels: the camera's distance from a die (default 12 die
+        sizes: mild perspective).
+    lens : ``(focal, cx, cy)``, a pinhole camera's focal length and principal point in pixels
+        of ``frame``: each die is seen along its own ray from the lens, so one off the axis
+        shows the side faces that face the axis, as dice near the edges of a wide-angle
+        photo do (the die's own perspective is still ``focal``'s). ``None``: every die is
+        seen along the lens axis.
     light : direction towards the light in world coordinates (x right, y away, z up).
     shadows : darkening of the cast shadows, 0-1.
     glare : probability that a glossy die shows a specular spot on its top face.
@@ -431,7 +443,9 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
     tilt = math.radians(float(tilt_deg))
     lvec = np.asarray(light, float)
     lvec = lvec / np.linalg.norm(lvec)
-    view = np.array([0.0, -math.sin(tilt), math.cos(tilt)])
+    right = np.array([1.0, 0.0, 0.0])
+    cam_up = np.array([0.0, math.cos(tilt), math.sin(tilt)])
+    toward = np.array([0.0, -math.sin(tilt), math.cos(tilt)])  # from the table to the lens
     h, w = frame.shape[:2]
     owner = np.full((h, w), -1, np.int16)
     order = sorted(range(len(specs)), key=lambda i: specs[i].center[1])
@@ -440,14 +454,18 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
     for i in order:
         spec = specs[i]
         f = focal if focal is not None else spec.size * 12.0
+        off = ((spec.center[0] - lens[1]) / lens[0], (spec.center[1] - lens[2]) / lens[0]
+               ) if lens else (0.0, 0.0)
+        view = toward - off[0] * right + off[1] * cam_up
+        view = view / np.linalg.norm(view)
         base_body = spec.body if spec.body is not None else COLORS[spec.color][0]
         body = np.clip(np.asarray(base_body, np.float32) + rng.normal(0, 8, 3), 0, 255)
         pip_c = spec.pip if spec.pip is not None else COLORS[spec.color][1][0]
         pip = np.asarray(pip_c, np.float32)
         if shadows > 0 and not spec.translucent:
-            _shadow(frame, spec, tilt, f, lvec, shadows)
+            _shadow(frame, spec, tilt, f, lvec, shadows, off)
         elif shadows > 0:
-            _shadow(frame, spec, tilt, f, lvec, shadows * 0.4)
+            _shadow(frame, spec, tilt, f, lvec, shadows * 0.4, off)
         rot = _rot_z(math.radians(spec.yaw_deg)) @ _rot_x(math.radians(spec.cock_deg))
         values = _face_values(spec.value, rng)
         lift = np.array([0, 0, 0.5])
@@ -472,14 +490,14 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             for _facing, k, _nw, pts in sorted(far, key=lambda d: d[0]):
                 tex = _face_texture(values[k], body, body + f_pip * (pip - body), spec, rng,
                                     None)
-                _warp_face(frame, tex, _project(pts, spec, tilt, f), 0.55 + 0.3 * rng.random(),
+                _warp_face(frame, tex, _project(pts, spec, tilt, f, off), 0.55 + 0.3 * rng.random(),
                            1.0, rounding=spec.rounding)
         top_mask = None
         top_quad = None
         all_pts = []
         paint_of: dict[int, np.ndarray] = {}
         for _facing, k, nw, pts in drawn:
-            img_quad = _project(pts, spec, tilt, f)
+            img_quad = _project(pts, spec, tilt, f, off)
             all_pts.append(img_quad)
             shade = 0.55 + 0.5 * max(0.0, float(nw @ lvec))
             through = 7 - values[k] if spec.translucent and not spec.see_through else None
@@ -507,7 +525,7 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
                    float(every[:, 0].max()), float(every[:, 1].max())]
         if top_quad is None:  # cocked: no face points up; the box is the upper-most face
             up = max(drawn, key=lambda d: d[2][2])
-            top_quad = _project(up[3], spec, tilt, f)
+            top_quad = _project(up[3], spec, tilt, f, off)
         elif spec.glossy and rng.random() < glare:
             _glare(frame, top_quad, rng)
         if top_mask is not None:
@@ -1058,6 +1076,24 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     return out, kept
 
 
+WIDE_FOV_DEG = (50.0, 85.0)  # horizontal field of view of webcams and phone cameras
+
+
+def wide_lens(rng: np.random.Generator, width: int, height: int,
+              ) -> tuple[float, float, float]:
+    """A wide-angle lens for a ``width x height`` scene: ``(focal, cx, cy)`` in pixels.
+
+    The scene is the whole photo or a part of it (a photo 1-2 times as wide): the lens's
+    horizontal field of view over the whole photo is drawn from :data:`WIDE_FOV_DEG`, and its
+    axis, the photo's centre, from anywhere that keeps the scene inside the photo."""
+    k = float(rng.uniform(1.0, 2.0))
+    fov = math.radians(float(rng.uniform(*WIDE_FOV_DEG)))
+    focal = k * width / 2 / math.tan(fov / 2)
+    cx = width / 2 + float(rng.uniform(-0.5, 0.5)) * (k - 1) * width
+    cy = height / 2 + float(rng.uniform(-0.5, 0.5)) * (k - 1) * height
+    return focal, cx, cy
+
+
 def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 480,
                  count: tuple[int, int] = (1, 10), size_px: tuple[float, float] = (14.0, 90.0),
                  tilt_deg: tuple[float, float] = (0.0, 65.0), hand_rate: float = 0.15,
@@ -1067,6 +1103,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  degrade: bool = True, clear_rate: float = 0.0,
                  stone_rate: float = 0.0, board_rate: float = 0.0,
                  board_dice_rate: float = 0.0, desk_rate: float = 0.0,
+                 wide_rate: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -1096,7 +1133,10 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         edges (:func:`board_places`); its tokens count among the look-alikes in ``extras``.
     desk_rate : probability that the scene's look-alikes also include desk clutter
         (:data:`DESK_KINDS`: cables, keyboard keys).
-        The four rates default to 0, and then draw nothing from ``rng``: scenes rendered
+    wide_rate : probability that the dice are seen through a wide-angle lens
+        (:func:`wide_lens`): each die along its own ray, so dice away from the lens axis show
+        the side faces that face it, as in webcam and phone photos.
+        The five rates default to 0, and then draw nothing from ``rng``: scenes rendered
         without them are the same as before they existed.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
@@ -1161,8 +1201,10 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
              if rng.random() < distractor_rate else []) + boxes
     if extras is not None:
         extras["distractors"] = boxes
+    lens = wide_lens(rng, width, height) if wide_rate > 0 and rng.random() < wide_rate else None
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
-                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.7)))
+                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.7)),
+                       lens=lens)
     hand = bool(rng.random() < hand_rate)
     mask = None
     if hand:

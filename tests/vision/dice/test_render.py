@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -27,6 +28,7 @@ from vision.render.dice import (
     render_scene,
     stone_background,
     vivid_spec,
+    wide_lens,
 )
 
 
@@ -402,3 +404,36 @@ def test_bold_print_needs_no_logo_flag():
                   glossy=False, rounding=0.0, logo=True, pip_radius=0.11, bold_print=True)
     assert _face_ink(replace(die, logo=False)) == _face_ink(die)
     assert _face_ink(replace(die, logo=False)) != _face_ink(replace(die, bold_print=False))
+
+
+@pytest.mark.parametrize("x, axis, side", [(60.0, 160.0, "right"), (260.0, 160.0, "left"),
+                                           (160.0, 160.0, None)])
+def test_a_wide_lens_shows_the_side_faces_that_face_its_axis(x, axis, side):
+    def boxes(lens):
+        frame = np.full((240, 320, 3), 128, np.uint8)
+        lb = draw_dice(frame, [DieSpec(5, "white", (x, 120.0), 40.0)],
+                       np.random.default_rng(0), tilt_deg=0, lens=lens)[0]
+        return lb["bbox"], lb["die_bbox"]
+
+    # looking straight down along the axis, only the top face is seen
+    top, die = boxes(None)
+    assert die == top
+    top, die = boxes((200.0, axis, 120.0))
+    beside = {"left": top[0] - die[0], "right": die[2] - top[2]}
+    if side is None:  # on the axis: as without a lens
+        assert (top, die) == boxes(None)
+    else:  # a side face, a third of the top face's width or more, on the axis's side only
+        assert beside[side] >= (top[2] - top[0]) / 3
+        assert beside["left" if side == "right" else "right"] == 0
+    assert die[1] == top[1] and die[3] == top[3]  # the lens's axis is level with the die
+
+
+def test_scenes_without_a_wide_lens_are_drawn_as_before():
+    plain = render_scene(np.random.default_rng(8), width=160, height=120)
+    same = render_scene(np.random.default_rng(8), width=160, height=120, wide_rate=0.0)
+    wide = render_scene(np.random.default_rng(8), width=160, height=120, wide_rate=1.0)
+    assert np.array_equal(plain[0], same[0]) and plain[1] == same[1]
+    assert not np.array_equal(plain[0], wide[0])
+    focal, cx, cy = wide_lens(np.random.default_rng(0), 160, 120)
+    assert 160 / 2 / math.tan(math.radians(85 / 2)) <= focal <= 160 / math.tan(math.radians(25))
+    assert 0 <= cx <= 160 and 0 <= cy <= 120
