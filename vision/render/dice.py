@@ -379,8 +379,8 @@ def _shadow(frame: np.ndarray, spec: DieSpec, tilt: float, focal: float,
             light: np.ndarray, strength: float, off: tuple[float, float] = (0.0, 0.0)) -> None:
     base = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]])
     base = base @ _rot_z(math.radians(spec.yaw_deg)).T
-    off = np.array([-light[0], -light[1], 0]) * 0.6
-    pts = np.vstack([base + np.array([0, 0, 0.5]), base + off + np.array([0, 0, 0.5])])
+    cast = np.array([-light[0], -light[1], 0]) * 0.6
+    pts = np.vstack([base + np.array([0, 0, 0.5]), base + cast + np.array([0, 0, 0.5])])
     pts[:, 2] = 0
     quad = _project(pts, spec, tilt, focal, off)
     hull = cv2.convexHull(quad.astype(np.float32))

@@ -437,3 +437,23 @@ def test_scenes_without_a_wide_lens_are_drawn_as_before():
     focal, cx, cy = wide_lens(np.random.default_rng(0), 160, 120)
     assert 160 / 2 / math.tan(math.radians(85 / 2)) <= focal <= 160 / math.tan(math.radians(25))
     assert 0 <= cx <= 160 and 0 <= cy <= 120
+
+
+def test_the_scenes_of_the_rendered_validation_sets_are_unchanged():
+    """The rendered validation sets (models/dice/MODEL.md: S777-S788) and the trainer's caches
+    are their seeds and this renderer; every rule compares figures measured on them at
+    different times. A change that alters the default scenes must be deliberate: re-measure
+    the baseline's figures and update this digest (it caught session 20's lens, whose first
+    version skewed every cast shadow)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for i in range(3):
+        for kw in ({}, {"tilt_deg": (50.0, 75.0), "size_px": (32.0, 96.0)},
+                   {"distractor_rate": 0.8, "board_rate": 0.4, "stone_rate": 0.3}):
+            image, labels = render_scene(np.random.default_rng([5, i]), width=160, height=120,
+                                         **kw)
+            digest.update(image.tobytes() + repr(labels).encode())
+        image, labels = render_closeup(np.random.default_rng([6, i]), 64)
+        digest.update(image.tobytes() + repr(labels).encode())
+    assert digest.hexdigest()[:16] == "47f5b512b8b2de37"
