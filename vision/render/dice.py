@@ -288,7 +288,7 @@ def _face_values(top: int, rng: np.random.Generator) -> dict[int, int]:
 
 
 def _project(points: np.ndarray, spec: DieSpec, tilt: float, focal: float,
-             off: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+             off: tuple[float, float]) -> np.ndarray:
     """World points (die units, die-local, z up, y away from the camera) to image pixels.
 
     ``off`` is the die centre's offset from the lens axis in the image, over the lens's focal
@@ -376,7 +376,7 @@ def _warp_face(frame: np.ndarray, tex: np.ndarray, quad: np.ndarray, shade: floa
 
 
 def _shadow(frame: np.ndarray, spec: DieSpec, tilt: float, focal: float,
-            light: np.ndarray, strength: float, off: tuple[float, float] = (0.0, 0.0)) -> None:
+            light: np.ndarray, strength: float, off: tuple[float, float]) -> None:
     base = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]])
     base = base @ _rot_z(math.radians(spec.yaw_deg)).T
     cast = np.array([-light[0], -light[1], 0]) * 0.6
