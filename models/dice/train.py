@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision.dice.reader import CLASSES, CROP, STRIDE, DiceConfig, crop_batch
+from vision.dice.reader import CLASSES, CROP, STRIDE, DiceConfig, candidates, crop_batch
 from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
@@ -498,6 +498,13 @@ def main() -> None:
                         help="share of the scenes that are not close-ups seen through a "
                         "wide-angle lens (vision.render.dice.wide_lens): dice away from its "
                         "axis show the side faces that face it")
+    parser.add_argument("--mine-negatives", metavar="DETECTOR",
+                        help="a detector (.onnx): the classifier's crops also hold, as "
+                        "not-a-die, what it proposes in each table scene away from every die "
+                        "at --mine-threshold (mined_negatives); rendering only, a cache keeps "
+                        "them")
+    parser.add_argument("--mine-threshold", type=float, default=0.2,
+                        help="the detector score from which a proposal is mined")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -541,6 +548,9 @@ def main() -> None:
     t0 = time.time()
     caches = [Path(c) for c in args.cache]
     if caches and all(c.is_file() for c in caches):  # several caches: trained on together
+        if args.mine_negatives:
+            raise SystemExit("--mine-negatives mines while rendering; the caches given exist "
+                             "already (their crops are as they were rendered)")
         parts = [np.load(c) for c in caches]
         if args.only != "detector":  # the crops are cut already: they must be cut as asked
             for c, d in zip(caches, parts, strict=True):
@@ -552,8 +562,12 @@ def main() -> None:
         raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
                          "(several caches are only read; render each with one --cache)")
     else:
+        miner = (DiceConfig(detector_path=args.mine_negatives,
+                            peak_threshold=args.mine_threshold,
+                            die_threshold=args.mine_threshold)
+                 if args.mine_negatives else None)
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
-                                                                         cut)
+                                                                         cut, miner)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -595,11 +609,42 @@ def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) 
                          f"{cut.flags()} as asked")
 
 
+MINE_PER_SCENE = 6  # at most this many mined negatives per scene, strongest first
+
+
+def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
+                    ) -> list[tuple[float, float, float, float]]:
+    """The boxes the reader's detector stage (:func:`vision.dice.reader.candidates` with
+    ``miner``'s detector and thresholds) proposes in a rendered table scene away from every
+    die: the look-alikes, textures and shadows it takes for a top face. A proposal whose
+    centre lies on a die (its whole box, side faces too, grown by a fifth) is not one: it
+    is the die, or a part the other negatives cover. At most ``MINE_PER_SCENE``."""
+    boxes, _, _ = candidates(image, miner)
+    out = []
+    for x0, y0, x1, y1 in boxes.tolist():
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        on_die = False
+        for lb in labels:
+            dx0, dy0, dx1, dy1 = lb["die_bbox"]
+            gx, gy = 0.1 * (dx1 - dx0) + 1, 0.1 * (dy1 - dy0) + 1
+            if dx0 - gx <= cx <= dx1 + gx and dy0 - gy <= cy <= dy1 + gy:
+                on_die = True
+                break
+        if not on_die:
+            out.append((x0, y0, x1, y1))
+            if len(out) == MINE_PER_SCENE:
+                break
+    return out
+
+
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),
+                miner: DiceConfig | None = None,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
-    ``cut.aspect``)."""
+    ``cut.aspect``). With ``miner``, the table scenes' crops include their
+    :func:`mined_negatives` as "none" (the close-ups, one die each, have none); mining draws
+    nothing from ``rng``, so the scenes and their other crops are the same either way."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -625,6 +670,10 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                        < (box[3] - box[1]) for lb in labels):
                 boxes.append(tuple(box))
                 cls.append(0)
+        if miner is not None:
+            mined = mined_negatives(image, labels, miner)
+            boxes.extend(mined)
+            cls.extend([0] * len(mined))
         if boxes:
             crops.append(crop_batch(image, boxes, aspect=cut.aspect))
             classes.extend(cls)

@@ -31,7 +31,7 @@ from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
-__all__ = ["CLASSES", "CROP", "DiceConfig", "crop_batch", "die_color", "read_dice"]
+__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "crop_batch", "die_color", "read_dice"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
@@ -218,6 +218,25 @@ def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[
     return keep
 
 
+def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The detector's stage of :func:`read_dice`: the top-face boxes ``(N, 4)`` the classifier
+    is given, their detector scores ``(N,)`` (strongest first, one box per die after
+    non-maximum suppression, at most ``max_dice``), and whether a hand is in view.
+
+    A peak below ``die_threshold`` is not a candidate: the classifier's "is a die"
+    probability is at most 1, so it could never be kept. The trainer mines the classifier's
+    hard negatives with it (``models/dice/train.py --mine-negatives``).
+
+    Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
+    """
+    boxes, scores, hand = _detect(image, config)
+    if len(boxes) == 0:
+        return boxes, scores, hand
+    keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
+    keep = [i for i in keep if scores[i] >= config.die_threshold]
+    return boxes[keep], scores[keep], hand
+
+
 def die_color(face: np.ndarray) -> str:
     """Name the body colour of a die from a BGR patch of its top face (pips are ignored).
 
@@ -315,16 +334,9 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     """
     config = config or DiceConfig()
     image = as_bgr(image)
-    boxes, scores, hand = _detect(image, config)
+    boxes, scores, hand = candidates(image, config)
     if len(boxes) == 0:
         return DiceReading((), hand)
-    keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
-    # a candidate below die_threshold can never be kept (the classifier's "is a die"
-    # probability is at most 1): it is not classified
-    keep = [i for i in keep if scores[i] >= config.die_threshold]
-    if not keep:
-        return DiceReading((), hand)
-    boxes, scores = boxes[keep], scores[keep]
     crops = crop_batch(image, boxes, aspect=config.crop_aspect)
     sess = _session(config.classifier_path)
     probs, clear = _classify(sess, crops, max(1, min(4, config.rotations)),

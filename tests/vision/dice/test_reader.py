@@ -90,6 +90,27 @@ def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
     assert len(cropped) == 1
 
 
+def test_candidates_are_what_the_classifier_is_given():
+    from vision.dice.reader import candidates
+
+    rng = np.random.default_rng(2)
+    frame, labels = render_scene(rng, count=(4, 6), distractor_rate=1.0)
+    config = DiceConfig(peak_threshold=0.1, die_threshold=0.15)
+    boxes, scores, _ = candidates(frame, config)
+    assert len(boxes) == len(scores) > len(labels) // 2
+    assert (np.diff(scores) <= 0).all() and (scores >= 0.15).all()  # strongest first
+    for a in range(len(boxes)):  # one box per die: none overlaps another beyond nms_iou
+        for b in range(a + 1, len(boxes)):
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
+            inter = max(0, min(ax1, bx1) - max(ax0, bx0)) * max(0, min(ay1, by1) - max(ay0, by0))
+            union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+            assert inter / union <= config.nms_iou
+    read = read_dice(frame, config).dice
+    assert read and {d.bbox for d in read} <= {tuple(float(v) for v in b) for b in boxes}
+    few = candidates(frame, DiceConfig(peak_threshold=0.1, die_threshold=0.15, max_dice=2))[0]
+    assert np.array_equal(few, boxes[:2])
+
+
 def test_confident_crops_are_not_read_turned(monkeypatch):
     import vision.dice.reader as reader
 

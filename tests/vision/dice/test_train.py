@@ -162,3 +162,65 @@ def test_a_scene_cache_is_refused_when_its_crops_were_cut_otherwise(tmp_path) ->
     np.savez(old, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
     with np.load(old) as data, pytest.raises(SystemExit, match=r"old\.npz.*does not record"):
         check_cache_crops(old, data, CropCut())
+
+
+def _on_a_die_and_off(labels: list[dict]) -> tuple[list, list]:
+    """Boxes centred on each die's top face, on its side faces, and off every die."""
+    on, off = [], []
+    for lb in labels:
+        x0, y0, x1, y1 = lb["bbox"]
+        on.append((x0, y0, x1, y1))
+        _, dy0, _, dy1 = lb["die_bbox"]
+        cy = dy1 - 0.1 * (dy1 - dy0)  # low on the die: its front side face
+        on.append((x0, cy - 3, x1, cy + 3))
+    for cx in np.linspace(5, SCENE - 5, 12):
+        for cy in np.linspace(5, SCENE - 5, 12):
+            if not any(lb["die_bbox"][0] - 8 <= cx <= lb["die_bbox"][2] + 8
+                       and lb["die_bbox"][1] - 8 <= cy <= lb["die_bbox"][3] + 8
+                       for lb in labels):
+                off.append((cx - 4, cy - 4, cx + 4, cy + 4))
+    return on, off
+
+
+def test_mined_negatives_are_the_proposals_off_every_die(monkeypatch) -> None:
+    import models.dice.train as train
+
+    image, labels = scene(np.random.default_rng(3), SceneMix(distractor_rate=1.0))
+    on, off = _on_a_die_and_off(labels)
+    assert labels and off
+    proposals = np.array(on + off[:2] + on, np.float64)
+    monkeypatch.setattr(train, "candidates", lambda img, cfg: (proposals, None, False))
+    assert train.mined_negatives(image, labels, DiceConfig()) == off[:2]
+    proposals = np.array(off, np.float64)  # many off the dice: the strongest few
+    assert train.mined_negatives(image, labels, DiceConfig()) == off[:train.MINE_PER_SCENE]
+
+
+def test_mining_adds_none_crops_to_the_same_scenes() -> None:
+    mix = SceneMix(distractor_rate=1.0)
+    plain = render_data(4, np.random.default_rng(6), mix)
+    mined = render_data(4, np.random.default_rng(6), mix,
+                        miner=DiceConfig(peak_threshold=0.05, die_threshold=0.05))
+    assert all(np.array_equal(a, b) for a, b in zip(plain[0], mined[0], strict=True))
+    # per scene: the same crops and classes first (mining draws nothing from the generator),
+    # then the mined ones, all "none"
+    i = j = added = 0
+    for a, b in zip(plain[5], mined[5], strict=True):
+        assert np.array_equal(b[:len(a)], a)
+        assert mined[6][j:j + len(a)] == plain[6][i:i + len(a)]
+        assert set(mined[6][j + len(a):j + len(b)]) <= {0}
+        added += len(b) - len(a)
+        i, j = i + len(a), j + len(b)
+    assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
+
+
+def test_mining_is_refused_on_caches_already_rendered(tmp_path, monkeypatch) -> None:
+    import sys
+
+    import models.dice.train as train
+
+    cache = tmp_path / "c.npz"
+    np.savez(cache, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
+    monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
+                                      str(cache), "--mine-negatives", "d.onnx"])
+    with pytest.raises(SystemExit, match="mines while rendering"):
+        train.main()
