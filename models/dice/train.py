@@ -562,6 +562,8 @@ def main() -> None:
         raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
                          "(several caches are only read; render each with one --cache)")
     else:
+        if args.mine_negatives and not Path(args.mine_negatives).is_file():
+            raise SystemExit(f"--mine-negatives {args.mine_negatives}: no such detector file")
         miner = (DiceConfig(detector_path=args.mine_negatives,
                             peak_threshold=args.mine_threshold,
                             die_threshold=args.mine_threshold)
@@ -617,8 +619,9 @@ def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
     """The boxes the reader's detector stage (:func:`vision.dice.reader.candidates` with
     ``miner``'s detector and thresholds) proposes in a rendered table scene away from every
     die: the look-alikes, textures and shadows it takes for a top face. A proposal whose
-    centre lies on a die (its whole box, side faces too, grown by a fifth) is not one: it
-    is the die, or a part the other negatives cover. At most ``MINE_PER_SCENE``."""
+    centre lies on a die (its whole box, side faces too, grown on each side by a tenth of
+    its size and a pixel) is not one: it is the die, or a part the other negatives cover.
+    At most ``MINE_PER_SCENE``."""
     boxes, _, _ = candidates(image, miner)
     out = []
     for x0, y0, x1, y1 in boxes.tolist():

@@ -213,7 +213,8 @@ def test_mining_adds_none_crops_to_the_same_scenes() -> None:
     assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
 
 
-def test_mining_is_refused_on_caches_already_rendered(tmp_path, monkeypatch) -> None:
+def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path,
+                                                                       monkeypatch) -> None:
     import sys
 
     import models.dice.train as train
@@ -223,4 +224,9 @@ def test_mining_is_refused_on_caches_already_rendered(tmp_path, monkeypatch) -> 
     monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
                                       str(cache), "--mine-negatives", "d.onnx"])
     with pytest.raises(SystemExit, match="mines while rendering"):
+        train.main()
+    monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
+                                      str(tmp_path / "new.npz"), "--mine-negatives",
+                                      str(tmp_path / "missing.onnx")])
+    with pytest.raises(SystemExit, match=r"missing\.onnx: no such detector file"):
         train.main()
