@@ -28,7 +28,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision.dice.reader import CLASSES, CROP, STRIDE, DiceConfig, candidates, crop_batch
+from vision.dice.reader import (
+    CLASSES,
+    CROP,
+    CROP_CONTEXT,
+    STRIDE,
+    DiceConfig,
+    candidates,
+    crop_batch,
+)
 from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
@@ -505,6 +513,9 @@ def main() -> None:
                         "them")
     parser.add_argument("--mine-threshold", type=float, default=0.2,
                         help="the detector score from which a proposal is mined")
+    parser.add_argument("--mine-face-share", type=float, default=1.0,
+                        help="a proposal whose crop window holds at least this share of a "
+                        "die's top face is not mined (1: no such limit)")
     parser.add_argument("--classifier-arch", choices=sorted(CLASSIFIER_ARCHS),
                         default=CLASSIFIER_ARCH,
                         help="the classifier's widths (CLASSIFIER_ARCHS); --init must match")
@@ -569,7 +580,8 @@ def main() -> None:
                             die_threshold=args.mine_threshold)
                  if args.mine_negatives else None)
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
-                                                                         cut, miner)
+                                                                         cut, miner,
+                                                                         args.mine_face_share)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -615,13 +627,15 @@ MINE_PER_SCENE = 6  # at most this many mined negatives per scene, strongest fir
 
 
 def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
-                    ) -> list[tuple[float, float, float, float]]:
+                    face_share: float = 1.0) -> list[tuple[float, float, float, float]]:
     """The boxes the reader's detector stage (:func:`vision.dice.reader.candidates` with
     ``miner``'s detector and thresholds) proposes in a rendered table scene away from every
     die: the look-alikes, textures and shadows it takes for a top face. A proposal whose
     centre lies on a die (its whole box, side faces too, grown on each side by a tenth of
     its size and a pixel) is not one: it is the die, or a part the other negatives cover.
-    At most ``MINE_PER_SCENE``."""
+    Nor is one whose crop window (``CROP_CONTEXT`` times the box's longer side, square)
+    holds at least ``face_share`` of a die's top face (1: no such limit): a part of a die
+    there is neither "none" nor the die. At most ``MINE_PER_SCENE``."""
     boxes, _, _ = candidates(image, miner)
     out = []
     for x0, y0, x1, y1 in boxes.tolist():
@@ -633,6 +647,15 @@ def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
             if dx0 - gx <= cx <= dx1 + gx and dy0 - gy <= cy <= dy1 + gy:
                 on_die = True
                 break
+        half = CROP_CONTEXT * max(x1 - x0, y1 - y0) / 2
+        for lb in labels if not on_die and face_share < 1.0 else ():
+            fx0, fy0, fx1, fy1 = lb["bbox"]
+            face = (fx1 - fx0) * (fy1 - fy0)
+            seen = (max(0.0, min(cx + half, fx1) - max(cx - half, fx0))
+                    * max(0.0, min(cy + half, fy1) - max(cy - half, fy0)))
+            if face > 0 and seen >= face_share * face:
+                on_die = True
+                break
         if not on_die:
             out.append((x0, y0, x1, y1))
             if len(out) == MINE_PER_SCENE:
@@ -641,7 +664,7 @@ def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),
-                miner: DiceConfig | None = None,
+                miner: DiceConfig | None = None, face_share: float = 1.0,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
@@ -674,7 +697,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                 boxes.append(tuple(box))
                 cls.append(0)
         if miner is not None:
-            mined = mined_negatives(image, labels, miner)
+            mined = mined_negatives(image, labels, miner, face_share)
             boxes.extend(mined)
             cls.extend([0] * len(mined))
         if boxes:

@@ -230,3 +230,19 @@ def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path,
                                       str(tmp_path / "missing.onnx")])
     with pytest.raises(SystemExit, match=r"missing\.onnx: no such detector file"):
         train.main()
+
+
+def test_a_proposal_whose_window_holds_much_of_a_top_face_can_be_left_unmined(monkeypatch):
+    import models.dice.train as train
+
+    labels = [{"bbox": [40.0, 40.0, 60.0, 60.0], "die_bbox": [38.0, 38.0, 62.0, 70.0]}]
+    # centred off the die (right of its grown box) with a box of 30 px: the 45 px window
+    # reaches x = 48.5, so it holds 11.5 / 20 of the top face
+    beside = (56.0, 35.0, 86.0, 65.0)
+    far = (150.0, 150.0, 170.0, 170.0)
+    monkeypatch.setattr(train, "candidates",
+                        lambda img, cfg: (np.array([beside, far]), None, False))
+    image = np.zeros((192, 192, 3), np.uint8)
+    assert train.mined_negatives(image, labels, DiceConfig()) == [beside, far]
+    assert train.mined_negatives(image, labels, DiceConfig(), face_share=0.6) == [beside, far]
+    assert train.mined_negatives(image, labels, DiceConfig(), face_share=0.25) == [far]
