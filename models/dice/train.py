@@ -18,7 +18,7 @@ import argparse
 import math
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -626,6 +626,24 @@ def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) 
 MINE_PER_SCENE = 6  # at most this many mined negatives per scene, strongest first
 
 
+def _on(box: Sequence[float], x: float, y: float) -> bool:
+    """Whether ``(x, y)`` lies on ``box`` grown on each side by a tenth of its size and a
+    pixel."""
+    x0, y0, x1, y1 = box
+    gx, gy = 0.1 * (x1 - x0) + 1, 0.1 * (y1 - y0) + 1
+    return x0 - gx <= x <= x1 + gx and y0 - gy <= y <= y1 + gy
+
+
+def _holds(window: Sequence[float], box: Sequence[float], share: float) -> bool:
+    """Whether ``window`` holds at least ``share`` of ``box``'s area (a box of no area:
+    never)."""
+    x0, y0, x1, y1 = box
+    area = (x1 - x0) * (y1 - y0)
+    seen = (max(0.0, min(window[2], x1) - max(window[0], x0))
+            * max(0.0, min(window[3], y1) - max(window[1], y0)))
+    return area > 0 and seen >= share * area
+
+
 def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
                     face_share: float = 1.0) -> list[tuple[float, float, float, float]]:
     """The boxes the reader's detector stage (:func:`vision.dice.reader.candidates` with
@@ -640,26 +658,15 @@ def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
     out = []
     for x0, y0, x1, y1 in boxes.tolist():
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        on_die = False
-        for lb in labels:
-            dx0, dy0, dx1, dy1 = lb["die_bbox"]
-            gx, gy = 0.1 * (dx1 - dx0) + 1, 0.1 * (dy1 - dy0) + 1
-            if dx0 - gx <= cx <= dx1 + gx and dy0 - gy <= cy <= dy1 + gy:
-                on_die = True
-                break
+        if any(_on(lb["die_bbox"], cx, cy) for lb in labels):
+            continue
         half = CROP_CONTEXT * max(x1 - x0, y1 - y0) / 2
-        for lb in labels if not on_die and face_share < 1.0 else ():
-            fx0, fy0, fx1, fy1 = lb["bbox"]
-            face = (fx1 - fx0) * (fy1 - fy0)
-            seen = (max(0.0, min(cx + half, fx1) - max(cx - half, fx0))
-                    * max(0.0, min(cy + half, fy1) - max(cy - half, fy0)))
-            if face > 0 and seen >= face_share * face:
-                on_die = True
-                break
-        if not on_die:
-            out.append((x0, y0, x1, y1))
-            if len(out) == MINE_PER_SCENE:
-                break
+        window = (cx - half, cy - half, cx + half, cy + half)
+        if face_share < 1.0 and any(_holds(window, lb["bbox"], face_share) for lb in labels):
+            continue
+        out.append((x0, y0, x1, y1))
+        if len(out) == MINE_PER_SCENE:
+            break
     return out
 
 

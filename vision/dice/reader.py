@@ -230,8 +230,6 @@ def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.nd
     Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
     """
     boxes, scores, hand = _detect(image, config)
-    if len(boxes) == 0:
-        return boxes, scores, hand
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
     keep = [i for i in keep if scores[i] >= config.die_threshold]
     return boxes[keep], scores[keep], hand
