@@ -37,7 +37,9 @@ A die counts as rolled when it was seen moving before it settled, or appeared wh
 were rolling; a die that appears already still on a quiet table is taken as set down by hand.
 Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
 triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
-in ``needs_player``.
+in ``needs_player``; a die whose value the reader gave with a mean confidence under
+``check_below`` over the frames of its vote is named in ``check``: its value counts, and the
+text asks the player to look at it.
 
 Convention: boxes are ``[x0, y0, x1, y1]`` in pixels, origin top-left; distances are measured
 between box centres in units of the die's size (mean box side), so thresholds do not depend on
@@ -101,6 +103,12 @@ class DiceTrackerConfig:
         Frames further apart than this (the camera was away) break the dice's tracks: the dice
         seen afterwards are matched to the settled ones by colour and face, not by place, so a
         camera that comes back moved says nothing new.
+    check_below : float
+        A settled value whose frames of the vote the reader gave a mean confidence under this
+        is named in the event's ``check`` (0: never). 0.6 with the committed dice reader:
+        on rendered table scenes (S777, S779, S780, S784: 1000 scenes) 74% of the values it
+        reads wrong and 8% of those it reads right are under 0.6 in a single frame
+        (models/dice/MODEL.md, "Session 22").
     """
 
     vote_frames: int = 5
@@ -114,6 +122,7 @@ class DiceTrackerConfig:
     min_confidence: float = 0.0
     hand_still_frames: int = 15
     gap_seconds: float = 2.0
+    check_below: float = 0.6
 
     def __post_init__(self) -> None:
         if self.vote_frames < 1:
@@ -131,8 +140,9 @@ class DiceTrackerConfig:
             raise ValueError(f"gap_seconds must be positive, got {self.gap_seconds}")
         if self.color_penalty < 0 or self.max_missed < 0:
             raise ValueError("color_penalty and max_missed must not be negative")
-        if not 0.0 <= self.min_confidence <= 1.0:
-            raise ValueError(f"min_confidence must lie in [0, 1], got {self.min_confidence}")
+        for name in ("min_confidence", "check_below"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,7 @@ class _Track:
     anchor: tuple[float, float]
     still: int = 1
     keys: deque[_Key] = field(default_factory=deque)
+    confidences: deque[float] = field(default_factory=deque)  # the reader's, one per key
     missed: int = 0
     tumbled: bool = False  # seen moving (or born while others rolled) since it last settled
     last_key: _Key | None = None
@@ -347,6 +358,7 @@ class DiceTracker:
                         color_votes=deque([det.color], maxlen=cfg.vote_frames),
                         anchor=_center(det.bbox), tumbled=busy, born=self._frame)
             tr.keys = deque([(det.value, det.state)], maxlen=cfg.undecided_frames)
+            tr.confidences = deque([det.confidence], maxlen=cfg.undecided_frames)
             tr.last_key = (det.value, det.state)
             self._next_id += 1
             kept.append(tr)
@@ -364,10 +376,12 @@ class DiceTracker:
             tr.anchor = center
             tr.still = 1
             tr.keys.clear()
+            tr.confidences.clear()
             tr.tumbled = True
         else:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append(key)
+        tr.confidences.append(det.confidence)
         tr.last_key = key
 
     def _settled(self, tr: _Track) -> _Key | None:
@@ -388,7 +402,12 @@ class DiceTracker:
     def _as_settled(self, tr: _Track) -> SettledDie:
         key = self._settled(tr)
         assert key is not None
-        return SettledDie(tr.id, key[0], tr.color, key[1], tuple(tr.bbox))  # type: ignore[arg-type]
+        n = self.config.vote_frames
+        votes = [c for k, c in zip(list(tr.keys)[-n:], list(tr.confidences)[-n:], strict=True)
+                 if k == key]
+        confidence = sum(votes) / len(votes) if votes else 0.0
+        return SettledDie(tr.id, key[0], tr.color, key[1], tuple(tr.bbox),  # type: ignore[arg-type]
+                          confidence)
 
     def _emit(self, t: float) -> list[TrackerEvent]:
         cfg = self.config
@@ -451,10 +470,12 @@ class DiceTracker:
                 tr.id = match.id  # the same die, set down again
                 now[tr.id] = self._as_settled(tr)
                 if now[tr.id].value != match.reported.value:
-                    events.append(DieNudged(t=t, die=now[tr.id], previous=match.reported.value))
+                    events.append(DieNudged(t=t, die=now[tr.id], previous=match.reported.value,
+                                            check=self._check((now[tr.id],))))
             for tr in sorted(nudged, key=lambda tr: (tr.center, tr.id)):
                 assert tr.reported is not None
-                events.append(DieNudged(t=t, die=now[tr.id], previous=tr.reported.value))
+                events.append(DieNudged(t=t, die=now[tr.id], previous=tr.reported.value,
+                                        check=self._check((now[tr.id],))))
             if rolled:
                 dice = self._ordered(now.values())
                 replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
@@ -462,7 +483,7 @@ class DiceTracker:
                 replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
                 events.append(RerollSettled(
                     t=t, dice=dice, triples=self._triples(dice),
-                    needs_player=self._needs(dice),
+                    needs_player=self._needs(dice), check=self._check(dice),
                     rerolled=tuple(sorted(tr.id for tr in rolled)), replaced=replaced))
         self._report()
         self._vanished.clear()
@@ -484,7 +505,7 @@ class DiceTracker:
     def _roll(self, t: float, tracks: list[_Track]) -> RollSettled:
         dice = self._ordered(self._as_settled(tr) for tr in tracks)
         return RollSettled(t=t, dice=dice, triples=self._triples(dice),
-                           needs_player=self._needs(dice))
+                           needs_player=self._needs(dice), check=self._check(dice))
 
     @staticmethod
     def _ordered(dice: Any) -> tuple[SettledDie, ...]:
@@ -498,6 +519,10 @@ class DiceTracker:
     @staticmethod
     def _needs(dice: tuple[SettledDie, ...]) -> tuple[int, ...]:
         return tuple(sorted(d.id for d in dice if d.value is None))
+
+    def _check(self, dice: tuple[SettledDie, ...]) -> tuple[int, ...]:
+        return tuple(sorted(d.id for d in dice if d.value is not None
+                            and d.confidence < self.config.check_below))
 
     def _report(self) -> None:
         for tr in self._tracks:

@@ -7,6 +7,9 @@ Every event has ``t`` (the frame time, seconds, of the frame that settled it) an
 Dice events (from :class:`companion.tracker.DiceTracker`):
 
 - :class:`RollSettled` ``"roll"`` -- "roll settled: 3 5 5": a whole roll came to rest.
+  "roll settled: 2 3 5; check die 3 (red) read 5 at 54%": a die read with little confidence is
+  named in ``check`` (each die's ``confidence`` is the reader's mean over the frames of the
+  vote), so the player looks at it; the value still counts.
 - :class:`RerollSettled` ``"reroll"`` -- "re-roll settled: 6 (was 1); dice now 2 3 6": a subset
   of the dice was picked up and rolled again (Doom Machine's re-roll slot); the other dice kept.
 - :class:`DieNudged` ``"nudged"`` -- "die 2 nudged: 3 -> 4": a settled die turned onto another
@@ -47,7 +50,9 @@ class SettledDie:
 
     ``state`` is the reader's vocabulary: ``"flat"`` (read), ``"cocked"`` or ``"unreadable"``
     (the vote never settled on a face). ``id`` is the tracker's id for that die (stable while the
-    die stays in view). Convention: ``bbox`` is ``[x0, y0, x1, y1]`` in pixels, origin top-left.
+    die stays in view). ``confidence`` is the reader's mean confidence over the frames of the
+    vote that gave the settled reading. Convention: ``bbox`` is ``[x0, y0, x1, y1]`` in pixels,
+    origin top-left.
     """
 
     id: int
@@ -55,6 +60,7 @@ class SettledDie:
     color: str
     state: str
     bbox: tuple[float, float, float, float]
+    confidence: float
 
     @property
     def center(self) -> tuple[float, float]:
@@ -67,7 +73,8 @@ class SettledDie:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "value": self.value, "color": self.color, "state": self.state,
-                "bbox": [round(float(v), 1) for v in self.bbox]}
+                "bbox": [round(float(v), 1) for v in self.bbox],
+                "confidence": round(float(self.confidence), 3)}
 
 
 @dataclass(frozen=True)
@@ -101,11 +108,20 @@ def _needs_text(dice: tuple[SettledDie, ...], needs: tuple[int, ...]) -> str:
     return "; " + ", ".join(parts) + ": the player must say its value"
 
 
+def _check_text(dice: tuple[SettledDie, ...], check: tuple[int, ...]) -> str:
+    if not check:
+        return ""
+    parts = [f"die {d.id} ({d.color}) read {d.value} at {round(100 * d.confidence)}%"
+             for d in dice if d.id in check]
+    return "; check " + ", ".join(parts)
+
+
 @dataclass(frozen=True)
 class _DiceEvent(TrackerEvent):
     dice: tuple[SettledDie, ...] = ()
     triples: tuple[int, ...] = ()
     needs_player: tuple[int, ...] = ()
+    check: tuple[int, ...] = ()
 
     @property
     def values(self) -> tuple[int | None, ...]:
@@ -127,7 +143,7 @@ class _DiceEvent(TrackerEvent):
     def _fields(self) -> dict[str, Any]:
         return {"values": list(self.values), "values_by_color": self.values_by_color(),
                 "dice": [d.to_json() for d in self.dice], "triples": list(self.triples),
-                "needs_player": list(self.needs_player)}
+                "needs_player": list(self.needs_player), "check": list(self.check)}
 
 
 @dataclass(frozen=True)
@@ -139,7 +155,7 @@ class RollSettled(_DiceEvent):
     @property
     def text(self) -> str:
         return (f"roll settled: {_values_text(self.dice)}{self._triples_text()}"
-                f"{_needs_text(self.dice, self.needs_player)}")
+                f"{_needs_text(self.dice, self.needs_player)}{_check_text(self.dice, self.check)}")
 
 
 @dataclass(frozen=True)
@@ -157,7 +173,7 @@ class RerollSettled(_DiceEvent):
         was = f" (was {_values_text(self.replaced)})" if self.replaced else ""
         return (f"re-roll settled: {_values_text(new)}{was}; dice now "
                 f"{_values_text(self.dice)}{self._triples_text()}"
-                f"{_needs_text(self.dice, self.needs_player)}")
+                f"{_needs_text(self.dice, self.needs_player)}{_check_text(self.dice, self.check)}")
 
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "rerolled": list(self.rerolled),
@@ -170,6 +186,7 @@ class DieNudged(TrackerEvent):
 
     die: SettledDie | None = None
     previous: int | None = None
+    check: tuple[int, ...] = ()
     kind: ClassVar[str] = "nudged"
 
     @property
@@ -177,11 +194,12 @@ class DieNudged(TrackerEvent):
         assert self.die is not None
         before = "?" if self.previous is None else self.previous
         needs = _needs_text((self.die,), (self.die.id,) if self.die.value is None else ())
-        return f"die {self.die.id} nudged: {before} -> {self.die.label}{needs}"
+        check = _check_text((self.die,), self.check)
+        return f"die {self.die.id} nudged: {before} -> {self.die.label}{needs}{check}"
 
     def _fields(self) -> dict[str, Any]:
         return {"die": None if self.die is None else self.die.to_json(),
-                "previous": self.previous}
+                "previous": self.previous, "check": list(self.check)}
 
 
 @dataclass(frozen=True)

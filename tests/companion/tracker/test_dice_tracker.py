@@ -235,6 +235,43 @@ def test_low_confidence_detections_are_ignored():
     assert [e.text for _, e in events] == ["roll settled: 3 5 5"]
 
 
+def test_a_value_read_with_little_confidence_is_named_for_the_player_to_check():
+    unsure = [THREE[0], die(5, 200, 110, "red", conf=0.5), THREE[2]]
+    events, _ = run(still(unsure, 8))
+    [(_, event)] = events
+    assert event.values == (3, 5, 5) and event.check == (2,)  # the value still counts
+    assert event.text == "roll settled: 3 5 5; check die 2 (red) read 5 at 50%"
+    doc = event.to_json()
+    assert doc["check"] == [2] and [d["confidence"] for d in doc["dice"]] == [0.95, 0.5, 0.95]
+    # 0 checks nothing; sure dice are never named
+    events, _ = run(still(unsure, 8), DiceTrackerConfig(check_below=0.0))
+    assert events[0][1].check == () and events[0][1].text == "roll settled: 3 5 5"
+    assert run(still(THREE, 8))[0][0][1].check == ()
+
+
+def test_the_check_averages_only_the_frames_the_vote_settled_on():
+    # four frames read 5 surely, one misreads 6 unsurely: the 5 wins the vote at 0.9
+    flicker = [[THREE[0], die(6 if i == 2 else 5, 200, 110, conf=0.2 if i == 2 else 0.9),
+                THREE[2]] for i in range(5)]
+    events, _ = run(flicker + still([THREE[0], die(5, 200, 110, conf=0.9), THREE[2]], 3))
+    [(i, event)] = events
+    assert i == 4 and event.values == (3, 5, 5) and event.check == ()
+    assert event.dice[1].confidence == pytest.approx(0.9)
+    # the same vote read at 0.5 in its four frames is named
+    flicker = [[THREE[0], die(6 if i == 2 else 5, 200, 110, conf=0.95 if i == 2 else 0.5),
+                THREE[2]] for i in range(5)]
+    [(_, event)] = run(flicker)[0]
+    assert event.check == (2,) and event.dice[1].confidence == pytest.approx(0.5)
+
+
+def test_a_die_nudged_onto_a_face_read_unsurely_is_named_to_check():
+    nudged = [THREE[0], die(4, 212, 114, conf=0.4), THREE[2]]
+    events, _ = run(still(THREE, 6) + [nudged] * 8)
+    assert [e.text for _, e in events] == [
+        "roll settled: 3 5 5", "die 2 nudged: 5 -> 4; check die 2 (white) read 4 at 40%"]
+    assert isinstance(events[1][1], DieNudged) and events[1][1].to_json()["check"] == [2]
+
+
 def test_time_must_not_go_back():
     tracker = DiceTracker()
     tracker.update(DiceReading(), 1.0)
@@ -248,7 +285,7 @@ def test_time_must_not_go_back():
     ({"vote_frames": 0}, "vote_frames"), ({"vote_share": 0.4}, "vote_share"),
     ({"undecided_frames": 2}, "undecided_frames"), ({"still_tolerance": 0}, "still_tolerance"),
     ({"max_missed": -1}, "max_missed"), ({"min_confidence": 2}, "min_confidence"),
-    ({"gap_seconds": 0}, "gap_seconds"),
+    ({"gap_seconds": 0}, "gap_seconds"), ({"check_below": 1.5}, "check_below"),
 ])
 def test_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
