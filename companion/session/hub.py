@@ -266,7 +266,9 @@ class Hub:
         """Route a tracker event (its ``to_json()``) to the game the camera feeds.
 
         The game's adapter turns it into a game event (``from_tracker``); None when no game
-        takes it (no game, or an event that game has no use for).
+        takes it (no game, or an event that game has no use for). A taken event that names
+        dice to check (read with little confidence, its ``check``) shows its text as the
+        game's warning, so the player looks at those dice and corrects them if need be.
         """
         kind = self.active_kind()
         if kind is None:
@@ -290,9 +292,13 @@ class Hub:
             if event is None:
                 return None
             try:
-                return session.submit(event)
+                outcome = session.submit(event)
             except BadInput as exc:
                 return Outcome(False, str(exc))
+            if outcome.ok and doc.get("check"):
+                session.warning = f"camera: {doc.get('text', '')}"
+                self.games_bus.publish()
+            return outcome
 
 
 class NoSuchGame(KeyError):

@@ -116,6 +116,19 @@ def test_camera_events_become_pieces_of_the_watched_card(hub):
     assert "camera:" in s.view()["warning"]
 
 
+def test_a_camera_roll_with_dice_to_check_is_taken_and_shown_as_the_warning(hub):
+    s = hub.create_game("cat", "t", SETUP)
+    text = "roll settled: 3 5 5; check die 2 (red) read 5 at 50%"
+    assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5], "check": [2],
+                             "text": text}).ok
+    view = s.view()
+    assert view["log"][-1]["event"]["dice"] == [3, 5, 5]  # the value counts
+    assert view["warning"] == "camera: " + text
+    # the next move clears it
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
+    assert s.view()["warning"] == ""
+
+
 @pytest.mark.parametrize(("player", "card"), [(2, 0), (0, 2)])
 def test_the_camera_card_must_exist(hub, player, card):
     hub.create_game("cat", "t", SETUP)
