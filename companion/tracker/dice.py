@@ -37,9 +37,9 @@ A die counts as rolled when it was seen moving before it settled, or appeared wh
 were rolling; a die that appears already still on a quiet table is taken as set down by hand.
 Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
 triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
-in ``needs_player``; a die whose value the reader gave with a mean confidence under
-``check_below`` over the frames of its vote is named in ``check``: its value counts, and the
-text asks the player to look at it.
+in ``needs_player``. A die whose value the reader gave a mean confidence under ``check_below``
+over the frames of its vote is named in ``check`` (in a re-roll, only among the dice thrown):
+its value counts, and the text asks the player to look at it.
 
 Convention: boxes are ``[x0, y0, x1, y1]`` in pixels, origin top-left; distances are measured
 between box centres in units of the die's size (mean box side), so thresholds do not depend on
@@ -104,10 +104,10 @@ class DiceTrackerConfig:
         seen afterwards are matched to the settled ones by colour and face, not by place, so a
         camera that comes back moved says nothing new.
     check_below : float
-        A settled value whose frames of the vote the reader gave a mean confidence under this
-        is named in the event's ``check`` (0: never). 0.6 with the committed dice reader:
-        on rendered table scenes (S777, S779, S780, S784: 1000 scenes) 74% of the values it
-        reads wrong and 8% of those it reads right are under 0.6 in a single frame
+        A settled value that the reader gave a mean confidence under this, over the frames of
+        its vote, is named in the event's ``check`` (0: never). 0.6 suits the committed dice
+        reader: on rendered table scenes (S777, S779, S780, S784: 1000 scenes), 74% of the
+        values it reads wrong and 8% of those it reads right are under 0.6 in a single frame
         (models/dice/MODEL.md, "Session 22").
     """
 
@@ -481,10 +481,11 @@ class DiceTracker:
                 replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
                                         key=lambda d: (_center(d.bbox), d.id)))
                 replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
+                thrown = tuple(sorted(tr.id for tr in rolled))
                 events.append(RerollSettled(
-                    t=t, dice=dice, triples=self._triples(dice),
-                    needs_player=self._needs(dice), check=self._check(dice),
-                    rerolled=tuple(sorted(tr.id for tr in rolled)), replaced=replaced))
+                    t=t, dice=dice, triples=self._triples(dice), needs_player=self._needs(dice),
+                    check=self._check(tuple(d for d in dice if d.id in thrown)),
+                    rerolled=thrown, replaced=replaced))
         self._report()
         self._vanished.clear()
         return events

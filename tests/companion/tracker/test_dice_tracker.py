@@ -264,6 +264,20 @@ def test_the_check_averages_only_the_frames_the_vote_settled_on():
     assert event.check == (2,) and event.dice[1].confidence == pytest.approx(0.5)
 
 
+def test_a_reroll_names_only_the_thrown_dice_to_check():
+    # a kept die read unsurely was named by the roll; the re-roll names only a thrown one
+    three = [die(1, 100, 100), die(4, 200, 100, conf=0.5), die(6, 300, 100)]
+    new = [die(2, 150, 300), die(5, 260, 300, conf=0.55)]
+    frames = (still(three, 6) + [three[1:]] * 5 + [three[1:] + f for f in tumbling(new, seed=3)]
+              + still(three[1:] + new, 8))
+    events, _ = run(frames)
+    roll, reroll = (e for _, e in events)
+    assert roll.check == (2,) and isinstance(reroll, RerollSettled)
+    [thrown] = [d.id for d in reroll.dice if d.value == 5]
+    assert reroll.check == (thrown,) and thrown in reroll.rerolled
+    assert reroll.text.endswith(f"; check die {thrown} (white) read 5 at 55%")
+
+
 def test_a_die_nudged_onto_a_face_read_unsurely_is_named_to_check():
     nudged = [THREE[0], die(4, 212, 114, conf=0.4), THREE[2]]
     events, _ = run(still(THREE, 6) + [nudged] * 8)
