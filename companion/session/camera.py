@@ -146,11 +146,13 @@ class Processor:
             if area is not None:
                 draw_polygon(overlay, [list(p) for p in area], ROLL_AREA_COLOUR)
             draw_dice(overlay, ignored, greyed=True)
-            draw_dice(overlay, dice)
+            draw_dice(overlay, dice, check_below=0.0 if self.dice_tracker is None
+                      else self.dice_tracker.config.check_below)
         for event in events:
             doc = event.to_json()
             self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":
-                                                doc.get("kind"), "card": doc.get("card")}]
+                                                doc.get("kind"), "card": doc.get("card"),
+                                                "check": bool(doc.get("check"))}]
             outcome = self.hub.feed_tracker(doc)
             if outcome is not None and not outcome.ok:
                 self.events[-1]["refused"] = outcome.reason

@@ -7,7 +7,7 @@ Every event has ``t`` (the frame time, seconds, of the frame that settled it) an
 Dice events (from :class:`companion.tracker.DiceTracker`):
 
 - :class:`RollSettled` ``"roll"`` -- "roll settled: 3 5 5": a whole roll came to rest.
-  "roll settled: 2 3 5; check die 3 (red) read 5 at 54%": a die read with little confidence is
+  "roll settled: 2 3 5; check the red 5 (read at 54%)": a die read with little confidence is
   named in ``check`` (each die's ``confidence`` is the reader's mean over the frames of the
   vote), so the player looks at it; the value still counts.
 - :class:`RerollSettled` ``"reroll"`` -- "re-roll settled: 6 (was 1); dice now 2 3 6": a subset
@@ -111,7 +111,8 @@ def _needs_text(dice: tuple[SettledDie, ...], needs: tuple[int, ...]) -> str:
 def _check_text(dice: tuple[SettledDie, ...], check: tuple[int, ...]) -> str:
     if not check:
         return ""
-    parts = [f"die {d.id} ({d.color}) read {d.value} at {round(100 * d.confidence)}%"
+    # said by colour and value, as the player sees the die (the ids are the tracker's own)
+    parts = [f"the {d.color} {d.value} (read at {round(100 * d.confidence)}%)"
              for d in dice if d.id in check]
     return "; check " + ", ".join(parts)
 

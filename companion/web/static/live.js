@@ -105,7 +105,7 @@
     if (live.error) rows.push(["Reader error", live.error]);
     $("source-detail").replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
     const events = (r.events || []).slice().reverse();
-    $("events-now").replaceChildren(...(events.length ? events.map((e) => h("li", { class: e.refused ? "refused" : "" },
+    $("events-now").replaceChildren(...(events.length ? events.map((e) => h("li", { class: e.refused ? "refused" : e.check ? "check" : "" },
       e.text, e.refused ? h("div", { class: "why" }, e.refused) : null)) : [h("li", { class: "muted" }, "nothing yet")]));
     const sg = r.sigil;
     const cardName = sg && sg.name ? sg.name[0].toUpperCase() + sg.name.slice(1) + (sg.layout ? ` (${sg.layout})` : "") : "Card";

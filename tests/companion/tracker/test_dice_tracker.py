@@ -240,7 +240,7 @@ def test_a_value_read_with_little_confidence_is_named_for_the_player_to_check():
     events, _ = run(still(unsure, 8))
     [(_, event)] = events
     assert event.values == (3, 5, 5) and event.check == (2,)  # the value still counts
-    assert event.text == "roll settled: 3 5 5; check die 2 (red) read 5 at 50%"
+    assert event.text == "roll settled: 3 5 5; check the red 5 (read at 50%)"
     doc = event.to_json()
     assert doc["check"] == [2] and [d["confidence"] for d in doc["dice"]] == [0.95, 0.5, 0.95]
     # 0 checks nothing; sure dice are never named
@@ -275,14 +275,14 @@ def test_a_reroll_names_only_the_thrown_dice_to_check():
     assert roll.check == (2,) and isinstance(reroll, RerollSettled)
     [thrown] = [d.id for d in reroll.dice if d.value == 5]
     assert reroll.check == (thrown,) and thrown in reroll.rerolled
-    assert reroll.text.endswith(f"; check die {thrown} (white) read 5 at 55%")
+    assert reroll.text.endswith("; check the white 5 (read at 55%)")
 
 
 def test_a_die_nudged_onto_a_face_read_unsurely_is_named_to_check():
     nudged = [THREE[0], die(4, 212, 114, conf=0.4), THREE[2]]
     events, _ = run(still(THREE, 6) + [nudged] * 8)
     assert [e.text for _, e in events] == [
-        "roll settled: 3 5 5", "die 2 nudged: 5 -> 4; check die 2 (white) read 4 at 40%"]
+        "roll settled: 3 5 5", "die 2 nudged: 5 -> 4; check the white 4 (read at 40%)"]
     assert isinstance(events[1][1], DieNudged) and events[1][1].to_json()["check"] == [2]
 
 

@@ -118,7 +118,7 @@ def test_camera_events_become_pieces_of_the_watched_card(hub):
 
 def test_a_camera_roll_with_dice_to_check_is_taken_and_shown_as_the_warning(hub):
     s = hub.create_game("cat", "t", SETUP)
-    text = "roll settled: 3 5 5; check die 2 (red) read 5 at 50%"
+    text = "roll settled: 3 5 5; check the red 5 (read at 50%)"
     assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5], "check": [2],
                              "text": text}).ok
     view = s.view()

@@ -16,6 +16,8 @@ from companion.store import Store
 from companion.web import WebConfig, create_app
 from vision.readings import DiceReading, Die
 
+from .browser import serve, shot
+
 pytest.importorskip("companion.tracker", reason="the tracker is not on main yet")
 
 VALUES = [3, 4, 5, 2, 6]
@@ -66,6 +68,38 @@ def test_a_settled_roll_from_the_camera_becomes_the_machine_roll(tmp_path, frame
         assert any("roll settled" in e["text"] for e in processor.events)
     finally:
         app.extensions["doom"].close()
+
+
+@pytest.mark.browser
+def test_a_die_read_unsurely_is_named_on_the_pages(tmp_path, frames_dir, page):
+    pytest.importorskip("companion.machine", reason="the Doom Machine engine is not on main")
+
+    def unsure_dice(image: np.ndarray) -> DiceReading:
+        reading = fake_dice(image)
+        return DiceReading(tuple(Die(d.value, d.color, d.bbox, 0.45 if i == 1 else 0.99)
+                                 for i, d in enumerate(reading.dice)))
+
+    hub = Hub(Store(tmp_path / "g.sqlite"))
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source=str(frames_dir)),
+                     hub=hub, processor=Processor(hub, read_dice=unsure_dice, read_sigil=None))
+    session = hub.create_game("machine", "m", {"seed": 3})
+    with serve(app) as served:
+        assert wait_until(hub.games_bus, lambda: session.view()["state"]["phase"] == "player")
+        assert "check the black 4" in session.view()["warning"]  # the roll counts, the 4 is named
+        live = app.extensions["doom"].live
+        frame = live.wait_frame(0, 10.0)
+        while not frame.readings.get("dice"):
+            frame = live.wait_frame(frame.seq, 10.0)
+        image = cv2.imdecode(np.frombuffer(frame.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        # the unsure 4's box is drawn yellow, the sure 3's green
+        assert image[125, 120, 2] > 200 and image[125, 120, 0] < 100
+        assert image[125, 40, 2] < 150 and image[125, 40, 1] > 150
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector("#warning:has-text('check the black 4 (read at 45%)')")
+        shot(page, "machine-check")
+        page.goto(served.url + "/", wait_until="domcontentloaded")
+        page.wait_for_selector(".events-now li.check:has-text('check the black 4')")
+        shot(page, "live-check")
 
 
 def test_the_live_loop_publishes_frames_with_the_dice_drawn(tmp_path, frames_dir):

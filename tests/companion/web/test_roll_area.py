@@ -1,4 +1,5 @@
-"""The roll area: Doom Machine's HP dice on the part cards never join the player's roll."""
+"""The camera's dice into Doom Machine: the roll area (the HP dice on the part cards never join
+the player's roll), and a die read with little confidence named for the player to check."""
 
 from __future__ import annotations
 
@@ -209,3 +210,17 @@ def test_without_a_camera_the_machine_page_does_not_ask(tmp_path, page):
         page.goto(served.url + "/machine", wait_until="domcontentloaded")
         page.wait_for_selector("#roll-manual")
         assert page.locator("#roll-area-hint").is_hidden()
+
+
+def test_a_die_read_unsurely_is_taken_and_named_to_check(machine_hub):
+    hub, session = machine_hub
+    reader = Script()
+    processor = Processor(hub, read_dice=reader, read_sigil=None)
+    pool = black([1, 2, 3, 4, 5])
+    pool[3] = Die(4, "black", pool[3].bbox, 0.5)  # the reader is unsure of this 4
+    play(processor, reader, thrown(pool), 0.0)
+    roll = session.view()["log"][-1]["event"]
+    assert roll["type"] == "roll" and sorted(roll["dice"].values()) == [1, 2, 3, 4, 5]
+    [event] = [e for e in processor.events if e["kind"] == "roll"]
+    assert event["check"] and event["text"].endswith("check the black 4 (read at 50%)")
+    assert session.view()["warning"] == "camera: " + event["text"]
