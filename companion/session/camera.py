@@ -130,7 +130,10 @@ class Processor:
             # area (HP dice on the machine's part cards) are seen but not part of any roll
             seen = [d for d in reading.dice
                     if not any(point_in_polygon(d.center, poly) for poly in outlines)]
-            dice = [d.to_json() for d in seen if area is None or point_in_polygon(d.center, area)]
+            # a value read under the tracker's cut is marked for the player to check
+            cut = 0.0 if self.dice_tracker is None else self.dice_tracker.config.check_below
+            dice = [{**d.to_json(), "check": d.value is not None and d.confidence < cut}
+                    for d in seen if area is None or point_in_polygon(d.center, area)]
             ignored = [d.to_json() for d in seen if area is not None
                        and not point_in_polygon(d.center, area)]
             readings["dice"] = dice
@@ -146,8 +149,7 @@ class Processor:
             if area is not None:
                 draw_polygon(overlay, [list(p) for p in area], ROLL_AREA_COLOUR)
             draw_dice(overlay, ignored, greyed=True)
-            draw_dice(overlay, dice, check_below=0.0 if self.dice_tracker is None
-                      else self.dice_tracker.config.check_below)
+            draw_dice(overlay, dice)
         for event in events:
             doc = event.to_json()
             self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":

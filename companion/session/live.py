@@ -82,11 +82,11 @@ def encode_jpeg(frame: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
 
 
 def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0, *,
-              greyed: bool = False, check_below: float = 0.0) -> None:
+              greyed: bool = False) -> None:
     """Draw dice boxes and values (DESIGN.md dice records) on ``frame`` in place; ``greyed``
-    draws them grey (dice seen outside the roll area, not read into rolls). A value read with
-    a confidence under ``check_below`` is drawn yellow with a "?" after it: the player should
-    look at that die.
+    draws them grey (dice seen outside the roll area, not read into rolls). A record marked
+    ``"check"`` (a value read with little confidence) is drawn yellow with a "?" after it: the
+    player should look at that die.
 
     Convention: ``bbox`` is ``[x0, y0, x1, y1]`` in pixels of the original frame; ``scale``
     maps them to ``frame``.
@@ -94,7 +94,7 @@ def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0,
     for die in dice:
         x0, y0, x1, y1 = (round(v * scale) for v in die["bbox"])
         flat = die.get("value") is not None
-        unsure = flat and die.get("confidence", 1.0) < check_below
+        unsure = flat and bool(die.get("check"))
         colour = ((150, 150, 150) if greyed else (40, 230, 255) if unsure
                   else (80, 220, 80) if flat else (0, 165, 255))
         cv2.rectangle(frame, (x0, y0), (x1, y1), colour, 2, cv2.LINE_AA)

@@ -89,7 +89,7 @@
     const r = live.readings || {};
     $("fps").textContent = live.fps ? live.fps.toFixed(1) + " fps" : "";
     const dice = r.dice || [];
-    $("dice-now").replaceChildren(...(dice.length ? dice.map((d) => die(d.value, { class: "die " + (d.color || ""), title: d.state + " · " + Math.round(100 * (d.confidence || 0)) + "%" }))
+    $("dice-now").replaceChildren(...(dice.length ? dice.map((d) => die(d.value, { class: "die " + (d.color || "") + (d.check ? " check" : ""), title: d.state + " · " + Math.round(100 * (d.confidence || 0)) + "%" + (d.check ? " · check this die" : "") }))
       : [h("span", { class: "muted" }, "no dice in view")]));
     if (r.settled) $("dice-now").append(h("span", { class: "badge ok" }, "settled"));
     const ignored = r.ignored || [];

@@ -99,6 +99,10 @@ def test_a_die_read_unsurely_is_named_on_the_pages(tmp_path, frames_dir, page):
         shot(page, "machine-check")
         page.goto(served.url + "/", wait_until="domcontentloaded")
         page.wait_for_selector(".events-now li.check:has-text('check the black 4')")
+        # the die read now is marked too, and only that one
+        page.wait_for_selector("#dice-now .die.check")
+        assert page.locator("#dice-now .die.check").count() == 1
+        assert page.locator("#dice-now .die.check").inner_text() == "4"
         shot(page, "live-check")
 
 
