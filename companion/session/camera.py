@@ -130,9 +130,11 @@ class Processor:
             # area (HP dice on the machine's part cards) are seen but not part of any roll
             seen = [d for d in reading.dice
                     if not any(point_in_polygon(d.center, poly) for poly in outlines)]
-            # a value read under the tracker's cut is marked for the player to check
-            cut = 0.0 if self.dice_tracker is None else self.dice_tracker.config.check_below
-            dice = [{**d.to_json(), "check": d.value is not None and d.confidence < cut}
+            # a value read with little confidence is marked for the player, as the tracker
+            # marks it in its events
+            tracking = None if self.dice_tracker is None else self.dice_tracker.config
+            dice = [{**d.to_json(), "check": tracking is not None
+                     and tracking.to_check(d.value, d.confidence)}
                     for d in seen if area is None or point_in_polygon(d.center, area)]
             ignored = [d.to_json() for d in seen if area is not None
                        and not point_in_polygon(d.center, area)]

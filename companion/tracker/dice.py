@@ -124,6 +124,11 @@ class DiceTrackerConfig:
     gap_seconds: float = 2.0
     check_below: float = 0.6
 
+    def to_check(self, value: int | None, confidence: float) -> bool:
+        """Whether a value read with ``confidence`` is one for the player to check
+        (``check_below``); a die with no value needs the player anyway."""
+        return value is not None and confidence < self.check_below
+
     def __post_init__(self) -> None:
         if self.vote_frames < 1:
             raise ValueError(f"vote_frames must be 1 or more, got {self.vote_frames}")
@@ -200,8 +205,8 @@ class _Track:
     color_votes: deque[str]
     anchor: tuple[float, float]
     still: int = 1
-    keys: deque[_Key] = field(default_factory=deque)
-    confidences: deque[float] = field(default_factory=deque)  # the reader's, one per key
+    # since it came to rest: each frame's reading with the reader's confidence in it
+    keys: deque[tuple[_Key, float]] = field(default_factory=deque)
     missed: int = 0
     tumbled: bool = False  # seen moving (or born while others rolled) since it last settled
     last_key: _Key | None = None
@@ -357,8 +362,8 @@ class DiceTracker:
             tr = _Track(id=self._next_id, bbox=det.bbox,
                         color_votes=deque([det.color], maxlen=cfg.vote_frames),
                         anchor=_center(det.bbox), tumbled=busy, born=self._frame)
-            tr.keys = deque([(det.value, det.state)], maxlen=cfg.undecided_frames)
-            tr.confidences = deque([det.confidence], maxlen=cfg.undecided_frames)
+            tr.keys = deque([((det.value, det.state), det.confidence)],
+                            maxlen=cfg.undecided_frames)
             tr.last_key = (det.value, det.state)
             self._next_id += 1
             kept.append(tr)
@@ -376,12 +381,10 @@ class DiceTracker:
             tr.anchor = center
             tr.still = 1
             tr.keys.clear()
-            tr.confidences.clear()
             tr.tumbled = True
         else:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
-        tr.keys.append(key)
-        tr.confidences.append(det.confidence)
+        tr.keys.append((key, det.confidence))
         tr.last_key = key
 
     def _settled(self, tr: _Track) -> _Key | None:
@@ -389,7 +392,7 @@ class DiceTracker:
         cfg = self.config
         if tr.missed or tr.still < cfg.vote_frames:
             return None
-        recent = list(tr.keys)[-cfg.vote_frames:]
+        recent = [key for key, _ in list(tr.keys)[-cfg.vote_frames:]]
         counts = Counter(recent)
         best = max(sorted(counts, key=lambda k: (k[0] or 0, k[1])), key=lambda k: counts[k])
         if counts[best] >= cfg.vote_share * len(recent):
@@ -402,9 +405,7 @@ class DiceTracker:
     def _as_settled(self, tr: _Track) -> SettledDie:
         key = self._settled(tr)
         assert key is not None
-        n = self.config.vote_frames
-        votes = [c for k, c in zip(list(tr.keys)[-n:], list(tr.confidences)[-n:], strict=True)
-                 if k == key]
+        votes = [c for k, c in list(tr.keys)[-self.config.vote_frames:] if k == key]
         confidence = sum(votes) / len(votes) if votes else 0.0
         return SettledDie(tr.id, key[0], tr.color, key[1], tuple(tr.bbox),  # type: ignore[arg-type]
                           confidence)
@@ -522,8 +523,7 @@ class DiceTracker:
         return tuple(sorted(d.id for d in dice if d.value is None))
 
     def _check(self, dice: tuple[SettledDie, ...]) -> tuple[int, ...]:
-        return tuple(sorted(d.id for d in dice if d.value is not None
-                            and d.confidence < self.config.check_below))
+        return tuple(sorted(d.id for d in dice if self.config.to_check(d.value, d.confidence)))
 
     def _report(self) -> None:
         for tr in self._tracks:
