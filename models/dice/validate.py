@@ -89,8 +89,8 @@ def main() -> None:
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
                             "`render dice`)")
     parser.add_argument("--tilt", type=_range, default=None, metavar="LO,HI",
-                        help="table scenes' camera tilt range in degrees (render_scene's "
-                        "tilt_deg; default its own)")
+                        help="camera tilt range in degrees (render_scene's tilt_deg, or "
+                        "with --closeups render_closeup's; default their own)")
     parser.add_argument("--size", type=_range, default=None, metavar="LO,HI",
                         help="table scenes' die edge range in pixels (render_scene's size_px; "
                         "default its own)")
@@ -111,7 +111,8 @@ def main() -> None:
         if args.closeups:
             image, labels = render_closeup(rng, int(rng.integers(44, 129)),
                                            vivid_rate=args.vivid_rate,
-                                           print_rate=args.print_rate)
+                                           print_rate=args.print_rate,
+                                           **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
             image, labels = render_scene(rng, extras=extras,
                                          distractor_rate=args.distractor_rate,
