@@ -387,12 +387,17 @@ class DiceTracker:
         tr.keys.append((key, det.confidence))
         tr.last_key = key
 
+    def _vote(self, tr: _Track) -> list[tuple[_Key, float]]:
+        """The still frames the die's vote is taken over: each one's reading and the reader's
+        confidence in it."""
+        return list(tr.keys)[-self.config.vote_frames:]
+
     def _settled(self, tr: _Track) -> _Key | None:
         """The die's voted reading when it is settled, else ``None``."""
         cfg = self.config
         if tr.missed or tr.still < cfg.vote_frames:
             return None
-        recent = [key for key, _ in list(tr.keys)[-cfg.vote_frames:]]
+        recent = [key for key, _ in self._vote(tr)]
         counts = Counter(recent)
         best = max(sorted(counts, key=lambda k: (k[0] or 0, k[1])), key=lambda k: counts[k])
         if counts[best] >= cfg.vote_share * len(recent):
@@ -405,7 +410,7 @@ class DiceTracker:
     def _as_settled(self, tr: _Track) -> SettledDie:
         key = self._settled(tr)
         assert key is not None
-        votes = [c for k, c in list(tr.keys)[-self.config.vote_frames:] if k == key]
+        votes = [c for k, c in self._vote(tr) if k == key]
         confidence = sum(votes) / len(votes) if votes else 0.0
         return SettledDie(tr.id, key[0], tr.color, key[1], tuple(tr.bbox),  # type: ignore[arg-type]
                           confidence)
