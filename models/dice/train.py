@@ -240,6 +240,7 @@ class SceneMix:
     board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
     vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
     print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
+    sharp_rate: float = 0.0  # close-ups of a casino die as a sharp photo shows it (--sharp-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
@@ -250,7 +251,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
     if kind < mix.tile_rate:
-        return closeup_tiles(rng, mix.supersample, extras, mix.vivid_rate, mix.print_rate)
+        return closeup_tiles(rng, mix.supersample, extras, vivid_rate=mix.vivid_rate,
+                             print_rate=mix.print_rate, sharp_rate=mix.sharp_rate)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
@@ -277,14 +279,13 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
-                  vivid_rate: float = 0.0, print_rate: float = 0.0,
-                  ) -> tuple[np.ndarray, list[dict]]:
+                  **looks: float) -> tuple[np.ndarray, list[dict]]:
     """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
-    from them, as the reader cuts them from the frame it was given). ``vivid_rate`` of their
-    casino dice take :func:`vision.render.dice.vivid_spec`'s brighter look, ``print_rate``
-    bold printing on the 1 and 2 (``DieSpec.bold_print``). Neighbours mostly
+    from them, as the reader cuts them from the frame it was given). ``looks`` are
+    :func:`vision.render.dice.render_closeup`'s rates of its casino dice's looks
+    (``vivid_rate``, ``print_rate``, ``sharp_rate``). Neighbours mostly
     out of view (under ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
@@ -292,8 +293,7 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     tiles = []
     for k in range(4):
         side = int(rng.integers(44, half + 1))
-        image, lbs = render_closeup(rng, side, supersample=supersample, vivid_rate=vivid_rate,
-                                    print_rate=print_rate)
+        image, lbs = render_closeup(rng, side, supersample=supersample, **looks)
         lbs = [lb for lb in lbs if lb["inside"] >= CUT_INSIDE]
         tiles.append((image, lbs))
         f = half / side
@@ -491,6 +491,10 @@ def main() -> None:
                         help="share of the close-ups' casino dice whose printing is large and "
                         "bold: a ring of letters tight around the 1's pip, an emblem between "
                         "the 2's pips (vision.render.dice.DieSpec.bold_print)")
+    parser.add_argument("--sharp-rate", type=float, default=0.0,
+                        help="share of the close-ups of a casino die drawn as a sharp, "
+                        "well-exposed photo shows it: deep saturated bodies, pure white pips, "
+                        "faint show-through, no blur (vision.render.dice.sharp_spec)")
     parser.add_argument("--desk-rate", type=float, default=0.0,
                         help="share of table scenes (of 1-8 dice) whose look-alikes include "
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
@@ -546,6 +550,7 @@ def main() -> None:
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
+                   sharp_rate=args.sharp_rate,
                    steep_rate=args.steep_rate, big_rate=args.big_rate,
                    wide_rate=args.wide_rate)
     if args.distractor_rate is not None:

@@ -34,7 +34,7 @@ from vision.imageio import jpeg_round_trip
 __all__ = ["COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS", "READ_INSIDE", "DieSpec",
            "board_places", "clear_spec", "draw_board", "draw_dice", "draw_distractors",
            "random_background", "random_specs", "render_closeup", "render_scene",
-           "stone_background", "vivid_spec"]
+           "sharp_spec", "stone_background", "vivid_spec"]
 
 # a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
 # and with less than CUT_INSIDE there is too little of it to learn from (render_closeup)
@@ -966,10 +966,50 @@ def vivid_spec(rng: np.random.Generator, base: DieSpec) -> DieSpec:
                    glossy=True)
 
 
+def sharp_spec(rng: np.random.Generator, base: DieSpec) -> DieSpec:
+    """A casino-style die (``base``, from :func:`clear_spec`) as a sharp, well-exposed photo
+    shows it: a deep, fully saturated clear body (a dark smoke one stays dark and grey), pure
+    white pips, the far faces' pips showing through only faintly, sharp edges, a big 1 inside
+    a ring of letters or marks and a maker's mark on the 2. :func:`render_closeup` gives the
+    close-up of such a die a photo's finish (:func:`_sharp_finish`) instead of the usual
+    degradations."""
+    hue = int(cv2.cvtColor(np.uint8([[base.body]]), cv2.COLOR_BGR2HSV)[0, 0, 0])
+    if base.color == "black":
+        sat, val = rng.uniform(0, 80), rng.uniform(12, 45)
+    else:
+        sat, val = rng.uniform(215, 255), rng.uniform(70, 180)
+    body = cv2.cvtColor(np.uint8([[[hue, int(sat), int(val)]]]), cv2.COLOR_HSV2BGR)[0, 0]
+    return replace(base, body=tuple(int(v) for v in body),  # type: ignore[arg-type]
+                   pip=tuple(int(v) for v in rng.uniform(246, 255, 3)),  # type: ignore[arg-type]
+                   through_pip=float(rng.uniform(0.15, 0.55)),
+                   see_through=float(rng.uniform(0.45, 0.8)),
+                   pip_radius=float(rng.uniform(0.12, 0.17)),
+                   pip_spread=float(rng.uniform(1.0, 1.2)), big_one=bool(rng.random() < 0.8),
+                   one_scale=float(rng.uniform(1.1, 1.8)), rounding=float(rng.uniform(0, 0.03)),
+                   logo=bool(rng.random() < 0.85), ring_letters=bool(rng.random() < 0.7),
+                   glossy=True)
+
+
+def _sharp_finish(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A sharp, well-exposed photo's finish (for :func:`sharp_spec`'s close-ups): a slight
+    colour cast, an exposure that clips the white pips, more contrast, sometimes the camera's
+    sharpening, little sensor noise and JPEG compression; no blur."""
+    img = frame.astype(np.float32) * rng.uniform(0.92, 1.08, 3).astype(np.float32)
+    img = img * rng.uniform(1.05, 1.5) + rng.uniform(-25, 5)
+    img = (img - 128) * rng.uniform(1.0, 1.25) + 128
+    if rng.random() < 0.3:
+        img += rng.uniform(0.3, 0.8) * (img - cv2.GaussianBlur(img, (0, 0), 1.0))
+    img += rng.normal(0, rng.uniform(0.5, 3.5), img.shape).astype(np.float32)
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    if rng.random() < 0.7:
+        out = jpeg_round_trip(out, int(rng.integers(55, 96)))
+    return out
+
+
 def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
                    tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
                    degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
-                   ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                   sharp_rate: float = 0.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
     Two framings, drawn at random: a detector's crop (the square around the whole visible die,
@@ -987,7 +1027,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     more from ``rng``, so close-ups rendered without it are the same as before it existed.
     ``print_rate`` of the casino dice (the main die and its casino neighbours) carry their
     maker's printing large and bold (``DieSpec.bold_print``); 0 (the default) likewise draws
-    nothing.
+    nothing. ``sharp_rate`` of the close-ups whose main die is a casino die show it and its
+    casino neighbours as a sharp, well-exposed photo does (:func:`sharp_spec`, and the photo's
+    finish instead of the usual degradations); 0 (the default) likewise draws nothing.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -1003,12 +1045,15 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     size = side * k * float(rng.uniform(0.6, 1.0))
     tilt = float(rng.uniform(*tilt_deg))
     centre = (big / 2, big / 2 + size * math.sin(math.radians(tilt)) * 0.9)
-    vivid = False
+    vivid = sharp = False
     if rng.random() < clear_rate:
         main = clear_spec(rng, centre, size)
         vivid = vivid_rate > 0 and rng.random() < vivid_rate
         if vivid:
             main = vivid_spec(rng, main)
+        sharp = sharp_rate > 0 and rng.random() < sharp_rate
+        if sharp:
+            main = sharp_spec(rng, main)
         if print_rate > 0 and rng.random() < print_rate:
             main = replace(main, bold_print=True)
     else:
@@ -1027,6 +1072,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             random_specs(rng, big, big, count=1, size_px=s)[0], center=c, size=s)
         if vivid and other.see_through:
             other = vivid_spec(rng, other)
+        if sharp and other.see_through:
+            other = sharp_spec(rng, other)
         if main.bold_print and other.see_through:
             other = replace(other, bold_print=True)
         specs.append(other)
@@ -1072,7 +1119,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         lb["hand"] = False
         kept.append(lb)
     if degrade:
-        out = _degrade(out, rng)
+        out = _sharp_finish(out, rng) if sharp else _degrade(out, rng)
     return out, kept
 
 

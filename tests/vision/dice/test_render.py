@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,6 +27,7 @@ from vision.render.dice import (
     random_specs,
     render_closeup,
     render_scene,
+    sharp_spec,
     stone_background,
     vivid_spec,
     wide_lens,
@@ -272,9 +274,10 @@ def test_spread_pips_sit_nearer_the_corners():
     assert spread > plain + 60
 
 
-@pytest.mark.parametrize("option", ["vivid_rate", "print_rate"])
+@pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate"])
 def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
-    """The vivid look and bold printing: at 0 they draw nothing, at 1 they change the die."""
+    """The vivid and sharp looks and bold printing: at 0 they draw nothing, at 1 they change
+    the die."""
     def closeup(**kw):
         return render_closeup(np.random.default_rng(5), 64, clear_rate=1.0, **kw)
 
@@ -284,6 +287,18 @@ def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
     assert np.array_equal(plain, same) and labels == same_labels
     assert not np.array_equal(plain, changed)
     assert changed_labels[0]["value"] in range(1, 7)
+
+
+def test_a_sharp_casino_die_has_a_deep_saturated_body_and_white_pips():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        spec = sharp_spec(rng, clear_spec(rng, (50.0, 50.0), 40.0))
+        hsv = cv2.cvtColor(np.uint8([[spec.body]]), cv2.COLOR_BGR2HSV)[0, 0]
+        if spec.color == "black":
+            assert hsv[2] <= 45
+        else:
+            assert hsv[1] >= 200 and 60 <= hsv[2] <= 185
+        assert min(spec.pip) >= 246 and spec.see_through > 0 and spec.through_pip < 0.6
 
 
 def test_stone_tops_are_grainy():
