@@ -51,8 +51,13 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
         key, _, value = item.partition("=")
         if key not in kinds:
             raise SystemExit(f"--set {item}: DiceConfig has no field {key!r}")
-        changes[key] = int(value) if kinds[key] in (int, "int") else (
-            float(value) if kinds[key] in (float, "float") else value)
+        if kinds[key] in (bool, "bool"):
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise SystemExit(f"--set {item}: {key} is true or false")
+            changes[key] = value.lower() in ("true", "1")
+        else:
+            changes[key] = int(value) if kinds[key] in (int, "int") else (
+                float(value) if kinds[key] in (float, "float") else value)
     return replace(config, **changes)
 
 
@@ -78,6 +83,10 @@ def main() -> None:
     parser.add_argument("--print-rate", type=float, default=0.0,
                         help="with --closeups: share of the casino dice with bold printing on "
                         "the 1 and 2 (render_closeup's print_rate; default 0)")
+    parser.add_argument("--sharp-rate", type=float, default=0.0,
+                        help="with --closeups: share of the close-ups of a casino die shown as "
+                        "a sharp, well-exposed photo shows it (render_closeup's sharp_rate; "
+                        "default 0)")
     for name, what in (("distractor", "look-alikes that are not dice"),
                        ("stone", "a stone table top"),
                        ("board", "a board of land tiles with number tokens"),
@@ -94,6 +103,9 @@ def main() -> None:
     parser.add_argument("--size", type=_range, default=None, metavar="LO,HI",
                         help="table scenes' die edge range in pixels (render_scene's size_px; "
                         "default its own)")
+    parser.add_argument("--side", type=_range, default=(44, 128), metavar="LO,HI",
+                        help="with --closeups: the close-ups' side range in pixels (default "
+                        "44,128)")
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size)) if v}
     config = DiceConfig()
@@ -109,9 +121,10 @@ def main() -> None:
         extras: dict = {}
         rng = np.random.default_rng([args.seed, i])
         if args.closeups:
-            image, labels = render_closeup(rng, int(rng.integers(44, 129)),
-                                           vivid_rate=args.vivid_rate,
+            side = int(rng.integers(int(args.side[0]), int(args.side[1]) + 1))
+            image, labels = render_closeup(rng, side, vivid_rate=args.vivid_rate,
                                            print_rate=args.print_rate,
+                                           sharp_rate=args.sharp_rate,
                                            **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
             image, labels = render_scene(rng, extras=extras,
@@ -149,12 +162,12 @@ def main() -> None:
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, "vivid_rate": args.vivid_rate,
-        "print_rate": args.print_rate,
+        "print_rate": args.print_rate, "sharp_rate": args.sharp_rate,
         "distractor_rate": args.distractor_rate,
         "stone_rate": args.stone_rate, "board_rate": args.board_rate,
         "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,
         "wide_rate": args.wide_rate,
-        "tilt": args.tilt, "size": args.size,
+        "tilt": args.tilt, "size": args.size, "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

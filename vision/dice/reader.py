@@ -71,6 +71,16 @@ class DiceConfig:
         (``models/dice/train.py --crop-aspect``, whose default is this one): the committed
         one was trained on crops cut around each top face's own box at 0.75
         (models/dice/MODEL.md, "Session 19").
+    coarse_scale : a second, coarse detector pass over the work image shrunk by this factor,
+        in an onnxruntime session of its own (0, the default: none). The detector learnt dice
+        up to about 110 px in its 192 px scenes; a die filling a close-up, or lying close
+        under a phone, is larger than that in the work image, and the first pass misses it
+        or fires on a side face. 0.25 reads such dice (models/dice/MODEL.md, "Session 24")
+        and changes nothing on the other rendered sets, but costs about 1 ms per 1280x720
+        frame, which the speed target could not spare: it is off.
+    coarse_min_side : a coarse-pass candidate is kept only when the geometric mean of its
+        box's sides reaches this many work-image pixels, the sizes the first pass reads
+        poorly; the kept ones are pooled with the first pass's before the one suppression.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -90,6 +100,8 @@ class DiceConfig:
     rotations: int = 4
     turn_confidence: float = 0.95
     crop_aspect: float = 0.75
+    coarse_scale: float = 0.0
+    coarse_min_side: float = 96.0
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -99,8 +111,8 @@ class DiceConfig:
     classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
 
 
-def _session(path: str) -> object:
-    return onnx_session(path, "dice model (train it with models/dice/train.py)")
+def _session(path: str, role: str = "") -> object:
+    return onnx_session(path, "dice model (train it with models/dice/train.py)", role=role)
 
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
@@ -162,17 +174,44 @@ def _shrink(image: np.ndarray, size: tuple[int, int], scale: float) -> np.ndarra
 
 def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray, bool]:
     """Candidate top-face boxes ``(N, 4)`` in image pixels, their scores ``(N,)``, and whether
-    a hand is in view (False with a detector that has no hand channel)."""
+    a hand is in view (False with a detector that has no hand channel): the first pass over
+    the work image and, with ``coarse_scale``, the large boxes of a coarse pass."""
     h, w = image.shape[:2]
     scale = min(1.0, config.work_size / max(h, w))
     if max(h, w) < config.min_side:
         scale = config.min_side / max(h, w)
     sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
     small = image if (sw, sh) == (w, h) else _shrink(image, (sw, sh), scale)
+    boxes, scores, hand = _pass(small, scale, config)
+    if config.coarse_scale > 0:
+        cw, ch = max(1, round(sw * config.coarse_scale)), max(1, round(sh * config.coarse_scale))
+        more, more_scores, _ = _pass(_shrink(small, (cw, ch), config.coarse_scale),
+                                     scale * config.coarse_scale, config, "coarse")
+        large = _side(more) * scale >= config.coarse_min_side
+        boxes = np.concatenate([boxes, more[large]])
+        scores = np.concatenate([scores, more_scores[large]])
+    keep = ((boxes[:, 0] + boxes[:, 2]) / 2 < w) & ((boxes[:, 1] + boxes[:, 3]) / 2 < h)
+    boxes, scores = boxes[keep], scores[keep]  # a peak on the padding is no die
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
+    return boxes, scores, hand
+
+
+def _side(boxes: np.ndarray) -> np.ndarray:
+    """The geometric mean of each box's width and height."""
+    return np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+
+
+def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "",
+          ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """One detector pass over ``small``, the image resized by ``scale``: its peaks' boxes in
+    the image's pixels (neither clipped nor checked against the padding), their scores, and
+    the hand flag. ``role`` names the pass's own onnxruntime session."""
+    sh, sw = small.shape[:2]
     pw, ph = -sw % 16, -sh % 16
     if pw or ph:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
-    sess = _session(config.detector_path)
+    sess = _session(config.detector_path, role)
     out = sess.run(None, {"input": _prep(small[None])})[0][0]  # type: ignore[attr-defined]
     heat = _sigmoid(out[0])
     hand = False
@@ -188,11 +227,7 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
     bh = np.exp(out[2, ys, xs]) * STRIDE
     cx = (xs + 0.5) * STRIDE
     cy = (ys + 0.5) * STRIDE
-    boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1) / scale
-    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
-    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
-    keep = (cx / scale < w) & (cy / scale < h)
-    return boxes[keep], scores[keep], hand
+    return np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1) / scale, scores, hand
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:

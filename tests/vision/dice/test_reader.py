@@ -66,6 +66,30 @@ def test_one_clear_die():
     assert json.loads(json.dumps(reading.to_json()))["dice"][0]["value"] == 5
 
 
+@pytest.mark.parametrize("value", [1, 5])
+def test_a_die_larger_than_the_detector_learnt_is_found_by_the_coarse_pass(value):
+    """A die of 200 px edge filling a 320 px frame is beyond the sizes the detector learnt
+    (up to about 110 px): the coarse pass finds it and the classifier reads it."""
+    frame = np.full((320, 320, 3), (60, 110, 150), np.uint8)
+    draw_dice(frame, [DieSpec(value, "white", (160.0, 170.0), 200.0, yaw_deg=10)],
+              np.random.default_rng(0), tilt_deg=15)
+    (die,) = read_dice(frame, DiceConfig(coarse_scale=0.25, coarse_min_side=96.0)).dice
+    assert die.value == value and die.state == "flat"
+    x0, y0, x1, y1 = die.bbox
+    assert x0 < 160 < x1 and y0 < 170 < y1 and min(x1 - x0, y1 - y0) > 96
+
+
+def test_the_coarse_pass_adds_only_large_boxes():
+    from vision.dice.reader import candidates
+
+    frame, _ = render_scene(np.random.default_rng(7), count=(4, 6), size_px=(20.0, 40.0),
+                            hand_rate=0.0)
+    plain, plain_scores, _ = candidates(frame, DiceConfig(coarse_scale=0.0))
+    both, both_scores, _ = candidates(frame, DiceConfig(coarse_scale=0.25, coarse_min_side=96.0))
+    assert len(plain) >= 4
+    assert np.array_equal(plain, both) and np.array_equal(plain_scores, both_scores)
+
+
 def test_config_thresholds_are_used():
     frame = np.full((240, 320, 3), (60, 110, 150), np.uint8)
     draw_dice(frame, [DieSpec(3, "red", (160.0, 130.0), 60.0)], np.random.default_rng(0))
@@ -130,21 +154,23 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
             outputs.append(out[0])
             return out
 
-    monkeypatch.setattr(reader, "_session", lambda path: Counting(real(path)))
+    classifier = DiceConfig().classifier_path  # the classifier's runs are counted
+    monkeypatch.setattr(reader, "_session", lambda path, role="": Counting(real(path, role))
+                        if path == classifier else real(path, role))
 
     def read(**kw):
         batches.clear()
         return read_dice(image, DiceConfig(**kw)), list(batches)
 
     every, runs = read(turn_confidence=math.inf)  # every crop at four turns in one batch
-    n = runs[1] // 4
-    assert n >= 3 and runs[1:] == [4 * n]
+    n = runs[0] // 4
+    assert n >= 3 and runs == [4 * n]
     # every unturned reading reaches 0: one unturned batch, the same as one turn
     once, runs = read(turn_confidence=0.0)
-    assert runs[1:] == [n] and once == read(rotations=1)[0]
+    assert runs == [n] and once == read(rotations=1)[0]
     # no reading reaches 1.01: every crop is read at the three other turns too, as with infinity
     again, runs = read(turn_confidence=1.01)
-    assert runs[1:] == [n, 3 * n]
+    assert runs == [n, 3 * n]
     assert [(d.value, d.state, d.color) for d in again.dice] == \
         [(d.value, d.state, d.color) for d in every.dice]
     assert np.allclose([d.confidence for d in again.dice], [d.confidence for d in every.dice])
@@ -155,7 +181,7 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     assert top[k] - top[k - 1] > 1e-4  # a threshold between two readings, clear of rounding
     tau = float(top[k - 1] + top[k]) / 2
     _, runs = read(turn_confidence=tau)
-    assert runs[1:] == [n, 3 * int((top < tau).sum())] and 0 < (top < tau).sum() < n
+    assert runs == [n, 3 * int((top < tau).sum())] and 0 < (top < tau).sum() < n
 
 
 @pytest.mark.parametrize("shape, size", [
