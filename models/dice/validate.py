@@ -5,8 +5,10 @@
 
 The scenes are those of ``doomcompanion render dice OUT --count N --seed S`` (same seeds, same
 renderer defaults), read in memory. ``--closeups`` reads close-ups of one die instead
-(:func:`vision.render.dice.render_closeup`, 44-128 px, half of them casino-style see-through
-dice, neighbours cut by the border), a second rendered set for crops of one die.
+(:func:`vision.render.dice.render_closeup`, 44-128 px or ``--side LO,HI``, half of them
+casino-style see-through dice, neighbours cut by the border), a second rendered set for crops
+of one die; ``--vivid-rate``, ``--print-rate`` and ``--sharp-rate`` draw their casino dice in
+the renderer's other looks.
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
 whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
@@ -51,13 +53,8 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
         key, _, value = item.partition("=")
         if key not in kinds:
             raise SystemExit(f"--set {item}: DiceConfig has no field {key!r}")
-        if kinds[key] in (bool, "bool"):
-            if value.lower() not in ("true", "false", "1", "0"):
-                raise SystemExit(f"--set {item}: {key} is true or false")
-            changes[key] = value.lower() in ("true", "1")
-        else:
-            changes[key] = int(value) if kinds[key] in (int, "int") else (
-                float(value) if kinds[key] in (float, "float") else value)
+        changes[key] = int(value) if kinds[key] in (int, "int") else (
+            float(value) if kinds[key] in (float, "float") else value)
     return replace(config, **changes)
 
 
