@@ -240,6 +240,9 @@ def test_asymmetric_familiars_are_picked_and_used_by_clicks(tmp_path, page, hub)
                                            ).inner_text()
         assert page.locator(".player-panel[data-player='0'] [data-cross]").count() == 0
         page.locator(".player-panel[data-player='0'] [data-write]").first.click()
+        # the written value redraws the panel (its row of values goes): click a line after it,
+        # not into the redraw, where the line buttons move under the pointer
+        page.wait_for_selector(".player-panel[data-player='0'] [data-write]", state="detached")
         page.locator(".player-panel[data-player='0'] button[data-line]").first.click()
         page.wait_for_selector("[data-power-used='0']")
         # Bo's Black Cat turns die 1 to a 6: a 6 can be written
