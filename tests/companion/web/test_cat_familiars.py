@@ -278,7 +278,9 @@ def test_the_raven_extra_line_is_chosen_and_drawn_by_clicks(tmp_path, page, hub)
         page.wait_for_selector("svg.sigil[data-card='0'] line[data-extra-line='4-5']")
         assert "extra line 4–5" in page.locator("[data-power-note]").inner_text()
         page.click("[data-write='0-0-1']")
+        page.wait_for_selector("[data-write='0-0-1']", state="detached")   # redrawn
         page.click("[data-line='0-0-1-2']")
+        page.wait_for_selector("[data-line='0-0-1-2']", state="detached")
         page.click("[data-cross='0-0-0']")
         page.wait_for_selector("[data-power-used='0']")
         lines = page.locator("svg.sigil[data-card='0'] line.ink").evaluate_all(

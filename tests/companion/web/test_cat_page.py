@@ -253,6 +253,7 @@ def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page
         page.click(".picker button[data-value='5']")
         page.wait_for_selector("#events li.amended")
         page.click("[data-write='0-0-5']")
+        page.wait_for_selector("[data-write='0-0-5']", state="detached")   # redrawn
         page.click("[data-line='0-0-2-7']")
         page.wait_for_selector("svg.sigil[data-player='0'][data-card='0'] line.ink")
         # undo the line, then draw it again by clicking the two candles on the card
