@@ -45,6 +45,24 @@ from vision.dice.evaluate import match, score_image, summarize
 from vision.readings import DiceReading
 from vision.render.dice import render_closeup, render_scene
 
+# render_closeup's looks of the casino dice and render_scene's rates, each a --NAME-rate option
+CLOSEUP_LOOKS = (("vivid", "casino dice in the brighter look"),
+                 ("print", "casino dice with bold printing on the 1 and 2"),
+                 ("sharp", "close-ups of a casino die shown as a sharp, well-exposed photo "
+                  "shows it"))
+TABLE_RATES = (("distractor", "look-alikes that are not dice"),
+               ("stone", "a stone table top"),
+               ("board", "a board of land tiles with number tokens"),
+               ("board-dice", "its dice lying on a board of tiles and tokens"),
+               ("desk", "desk clutter (cables, keys) among its look-alikes"),
+               ("wide", "its dice seen through a wide-angle lens"))
+
+
+def _rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
+    """The ``--NAME-rate`` options of ``names`` as the renderer's keywords (``name_rate``)."""
+    keys = [name.replace("-", "_") + "_rate" for name, _ in names]
+    return {key: getattr(args, key) for key in keys}
+
 
 def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
     kinds = {f.name: f.type for f in fields(DiceConfig)}
@@ -74,22 +92,11 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")
-    parser.add_argument("--vivid-rate", type=float, default=0.0,
-                        help="with --closeups: share of the casino dice in the brighter look "
-                        "(render_closeup's vivid_rate; default 0)")
-    parser.add_argument("--print-rate", type=float, default=0.0,
-                        help="with --closeups: share of the casino dice with bold printing on "
-                        "the 1 and 2 (render_closeup's print_rate; default 0)")
-    parser.add_argument("--sharp-rate", type=float, default=0.0,
-                        help="with --closeups: share of the close-ups of a casino die shown as "
-                        "a sharp, well-exposed photo shows it (render_closeup's sharp_rate; "
-                        "default 0)")
-    for name, what in (("distractor", "look-alikes that are not dice"),
-                       ("stone", "a stone table top"),
-                       ("board", "a board of land tiles with number tokens"),
-                       ("board-dice", "its dice lying on a board of tiles and tokens"),
-                       ("desk", "desk clutter (cables, keys) among its look-alikes"),
-                       ("wide", "its dice seen through a wide-angle lens")):
+    for name, what in CLOSEUP_LOOKS:
+        parser.add_argument(f"--{name}-rate", type=float, default=0.0,
+                            help=f"with --closeups: share of the {what} (render_closeup's "
+                            f"{name}_rate; default 0)")
+    for name, what in TABLE_RATES:
         parser.add_argument(f"--{name}-rate", type=float, default=0.0,
                             help=f"share of table scenes with {what} (render_scene's "
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
@@ -105,6 +112,7 @@ def main() -> None:
                         "44,128)")
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size)) if v}
+    looks, rates = _rates(args, CLOSEUP_LOOKS), _rates(args, TABLE_RATES)
     config = DiceConfig()
     if args.models:
         folder = Path(args.models)
@@ -119,17 +127,10 @@ def main() -> None:
         rng = np.random.default_rng([args.seed, i])
         if args.closeups:
             side = int(rng.integers(int(args.side[0]), int(args.side[1]) + 1))
-            image, labels = render_closeup(rng, side, vivid_rate=args.vivid_rate,
-                                           print_rate=args.print_rate,
-                                           sharp_rate=args.sharp_rate,
+            image, labels = render_closeup(rng, side, **looks,
                                            **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
-            image, labels = render_scene(rng, extras=extras,
-                                         distractor_rate=args.distractor_rate,
-                                         stone_rate=args.stone_rate, board_rate=args.board_rate,
-                                         board_dice_rate=args.board_dice_rate,
-                                         desk_rate=args.desk_rate,
-                                         wide_rate=args.wide_rate, **view)
+            image, labels = render_scene(rng, extras=extras, **rates, **view)
         reading = read_dice(image, config)
         flat = [lb for lb in labels if lb["state"] == "flat"]
         pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
@@ -158,12 +159,7 @@ def main() -> None:
                 if read not in ("null", "missed", str(true)))
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
-        "closeups": args.closeups, "vivid_rate": args.vivid_rate,
-        "print_rate": args.print_rate, "sharp_rate": args.sharp_rate,
-        "distractor_rate": args.distractor_rate,
-        "stone_rate": args.stone_rate, "board_rate": args.board_rate,
-        "board_dice_rate": args.board_dice_rate, "desk_rate": args.desk_rate,
-        "wide_rate": args.wide_rate,
+        "closeups": args.closeups, **looks, **rates,
         "tilt": args.tilt, "size": args.size, "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
