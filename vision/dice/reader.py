@@ -19,6 +19,7 @@ input image, origin top-left.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,9 +76,11 @@ class DiceConfig:
         in an onnxruntime session of its own (0, the default: none). The detector learnt dice
         up to about 110 px in its 192 px scenes; a die filling a close-up, or lying close
         under a phone, is larger than that in the work image, and the first pass misses it
-        or fires on a side face. 0.25 reads such dice (models/dice/MODEL.md, "Session 24")
-        and changes nothing on the other rendered sets, but costs about 1 ms per 1280x720
-        frame, which the speed target could not spare: it is off.
+        or fires on a side face. 0.25 reads such dice (models/dice/MODEL.md, "Sessions 24
+        and 25") and changes nothing measurable on the other rendered sets, but it costs about
+        0.6-1 ms per 1280x720 frame, and on close-ups of 128-320 px the first pass's box on a
+        side face of such a die stays beside the coarse one as a false positive (+28 over 300
+        close-ups): it is off.
     coarse_min_side : a coarse-pass candidate is kept only when the geometric mean of its
         box's sides reaches this many work-image pixels, the sizes the first pass reads
         poorly; the kept ones are pooled with the first pass's before the one suppression.
@@ -157,9 +160,12 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 def _shrink(image: np.ndarray, size: tuple[int, int], scale: float) -> np.ndarray:
     """``image`` resized to ``size`` (``scale`` = new / old side). A shrink first takes the
     largest whole factor ``f >= 2`` with ``f <= 1 / scale`` on OpenCV's fast whole-factor
-    INTER_AREA path, then INTER_AREA the rest of the way: within a grey level or so of one
-    area average, in about half the time for a 1280x720 frame. The last ``w % f`` columns and
-    ``h % f`` rows (under ``f`` pixels) are left out of the first step."""
+    INTER_AREA path, leaving out the last ``w % f`` columns and ``h % f`` rows (under ``f``
+    pixels). The rest of the way (a factor under 2) is an area average too: where each new
+    pixel spans at most two old ones along each axis (1280x720 or 1920x1080 to 512x288,
+    640x480 to 512x384), by :func:`cv2.remap` sampling each pair at the point whose bilinear
+    weights are the pair's area weights (within a few grey levels of INTER_AREA, whose
+    general path is about three times slower), else by INTER_AREA itself."""
     if scale >= 1:
         return cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
     f = int(1.0 / scale + 1e-9)
@@ -169,7 +175,37 @@ def _shrink(image: np.ndarray, size: tuple[int, int], scale: float) -> np.ndarra
                            interpolation=cv2.INTER_AREA)
         if image.shape[1::-1] == size:
             return image
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    maps = _area_maps(image.shape[1::-1], size)
+    if maps is None:
+        return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE)
+
+
+def _area_taps(old: int, new: int) -> np.ndarray | None:
+    """Along one axis shrunk from ``old`` to ``new`` pixels: for each new pixel the position
+    ``k + t`` whose linear interpolation weighs old pixels ``k`` and ``k + 1`` as their
+    shares of the new pixel's span ``[i s, (i + 1) s)``, ``s = old / new``; None when a span
+    touches three old pixels (or ``new >= old``)."""
+    if new >= old:
+        return None
+    s = old / new
+    start = np.arange(new) * s
+    k = np.floor(start + 1e-9)
+    if (np.ceil((start + s) - 1e-9) - k > 2).any():
+        return None
+    return (k + np.clip(start + s - (k + 1), 0.0, None) / s).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _area_maps(old: tuple[int, int], new: tuple[int, int]) -> tuple[np.ndarray, ...] | None:
+    """:func:`cv2.remap`'s fixed-point maps of an area shrink from ``old`` to ``new``
+    (width, height) pixels by two-pixel spans (:func:`_area_taps`), or None."""
+    xs, ys = _area_taps(old[0], new[0]), _area_taps(old[1], new[1])
+    if xs is None or ys is None:
+        return None
+    mx, my = np.meshgrid(xs, ys)
+    return cv2.convertMaps(mx, my, cv2.CV_16SC2)
 
 
 def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray, bool]:

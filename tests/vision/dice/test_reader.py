@@ -293,3 +293,22 @@ def test_real_photographs(shared_dir, source):
                for e in entries]
     score = summarize(results)
     assert score.read_rate >= REAL_FLOOR[source], score
+
+
+@pytest.mark.parametrize("old, new, fast", [
+    ((640, 360), (512, 288), True),  # 1280x720 and 1920x1080 after their whole factor
+    ((640, 480), (512, 384), True),
+    ((800, 600), (512, 384), False),  # some spans touch three pixels
+    ((641, 360), (512, 288), False),
+])
+def test_the_last_shrink_step_weighs_pixels_by_their_area(old, new, fast):
+    import cv2
+
+    from vision.dice.reader import _area_maps, _shrink
+
+    assert (_area_maps(old, new) is not None) == fast
+    image = np.random.default_rng(6).integers(0, 256, (old[1], old[0], 3), dtype=np.uint8)
+    out = _shrink(image, new, new[0] / old[0])
+    area = cv2.resize(image, new, interpolation=cv2.INTER_AREA)
+    # the remap's weights are fixed point in 1/32 steps: at most 1/64 of the contrast off
+    assert np.abs(out.astype(np.int16) - area).max() <= (5 if fast else 0)
