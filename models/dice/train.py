@@ -580,9 +580,11 @@ def main() -> None:
     else:
         if args.mine_negatives and not Path(args.mine_negatives).is_file():
             raise SystemExit(f"--mine-negatives {args.mine_negatives}: no such detector file")
+        # the first pass alone, as sessions 21-23 mined their caches (the coarse pass, on in
+        # the reader since session 25, keeps only boxes larger than these scenes' dice)
         miner = (DiceConfig(detector_path=args.mine_negatives,
                             peak_threshold=args.mine_threshold,
-                            die_threshold=args.mine_threshold)
+                            die_threshold=args.mine_threshold, coarse_scale=0.0)
                  if args.mine_negatives else None)
         images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
                                                                          cut, miner,

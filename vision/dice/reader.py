@@ -73,17 +73,20 @@ class DiceConfig:
         one was trained on crops cut around each top face's own box at 0.75
         (models/dice/MODEL.md, "Session 19").
     coarse_scale : a second, coarse detector pass over the work image shrunk by this factor,
-        in an onnxruntime session of its own (0, the default: none). The detector learnt dice
-        up to about 110 px in its 192 px scenes; a die filling a close-up, or lying close
-        under a phone, is larger than that in the work image, and the first pass misses it
-        or fires on a side face. 0.25 reads such dice (models/dice/MODEL.md, "Sessions 24
-        and 25") and changes nothing measurable on the other rendered sets, but it costs about
-        0.6-1 ms per 1280x720 frame, and on close-ups of 128-320 px the first pass's box on a
-        side face of such a die stays beside the coarse one as a false positive (+28 over 300
-        close-ups): it is off.
+        in an onnxruntime session of its own (0: none). The detector learnt dice up to about
+        110 px in its 192 px scenes; a die filling a close-up, or lying close under a phone,
+        is larger than that in the work image, and the first pass misses it or fires on a
+        side face or a big pip. 0.25 (since session 25) reads such dice and changes nothing
+        measurable on the other rendered sets, for about 0.6-0.8 ms per 1280x720 frame, paid
+        for by the faster shrink of the same session (models/dice/MODEL.md, "Sessions 24
+        and 25").
     coarse_min_side : a coarse-pass candidate is kept only when the geometric mean of its
         box's sides reaches this many work-image pixels, the sizes the first pass reads
         poorly; the kept ones are pooled with the first pass's before the one suppression.
+    coarse_part_share : a die found by the first pass with at least this share of its box
+        inside the box of a die found by the coarse pass (both kept by the classifier) is
+        taken for a part of that large die (a peak on one of its big pips or on part of its
+        face) and dropped.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -103,8 +106,9 @@ class DiceConfig:
     rotations: int = 4
     turn_confidence: float = 0.95
     crop_aspect: float = 0.75
-    coarse_scale: float = 0.0
+    coarse_scale: float = 0.25
     coarse_min_side: float = 96.0
+    coarse_part_share: float = 0.7
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -208,10 +212,12 @@ def _area_maps(old: tuple[int, int], new: tuple[int, int]) -> tuple[np.ndarray, 
     return cv2.convertMaps(mx, my, cv2.CV_16SC2)
 
 
-def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Candidate top-face boxes ``(N, 4)`` in image pixels, their scores ``(N,)``, and whether
-    a hand is in view (False with a detector that has no hand channel): the first pass over
-    the work image and, with ``coarse_scale``, the large boxes of a coarse pass."""
+def _detect(image: np.ndarray, config: DiceConfig,
+            ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+    """Candidate top-face boxes ``(N, 4)`` in image pixels, their scores ``(N,)``, whether
+    a hand is in view (False with a detector that has no hand channel), and which boxes
+    ``(N,)`` come from the coarse pass: the first pass over the work image and, with
+    ``coarse_scale``, the large boxes of a coarse pass."""
     h, w = image.shape[:2]
     scale = min(1.0, config.work_size / max(h, w))
     if max(h, w) < config.min_side:
@@ -219,6 +225,7 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
     sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
     small = image if (sw, sh) == (w, h) else _shrink(image, (sw, sh), scale)
     boxes, scores, hand = _pass(small, scale, config)
+    coarse = np.zeros(len(boxes), bool)
     if config.coarse_scale > 0:
         cw, ch = max(1, round(sw * config.coarse_scale)), max(1, round(sh * config.coarse_scale))
         more, more_scores, _ = _pass(_shrink(small, (cw, ch), config.coarse_scale),
@@ -226,11 +233,13 @@ def _detect(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarr
         large = _side(more) * scale >= config.coarse_min_side
         boxes = np.concatenate([boxes, more[large]])
         scores = np.concatenate([scores, more_scores[large]])
+        coarse = np.concatenate([coarse, np.ones(int(large.sum()), bool)])
+    # a peak on the padding is no die
     keep = ((boxes[:, 0] + boxes[:, 2]) / 2 < w) & ((boxes[:, 1] + boxes[:, 3]) / 2 < h)
-    boxes, scores = boxes[keep], scores[keep]  # a peak on the padding is no die
+    boxes, scores, coarse = boxes[keep], scores[keep], coarse[keep]
     boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
     boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
-    return boxes, scores, hand
+    return boxes, scores, hand, coarse
 
 
 def _side(boxes: np.ndarray) -> np.ndarray:
@@ -300,10 +309,25 @@ def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.nd
 
     Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
     """
-    boxes, scores, hand = _detect(image, config)
+    boxes, scores, hand, _ = _candidates(image, config)
+    return boxes, scores, hand
+
+
+def _candidates(image: np.ndarray, config: DiceConfig,
+                ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+    """:func:`candidates`, and which of the boxes come from the coarse pass."""
+    boxes, scores, hand, coarse = _detect(image, config)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
     keep = [i for i in keep if scores[i] >= config.die_threshold]
-    return boxes[keep], scores[keep], hand
+    return boxes[keep], scores[keep], hand, coarse[keep]
+
+
+def _share_inside(box: Sequence[float], others: list[Sequence[float]]) -> float:
+    """The largest share of ``box``'s area that lies inside one of ``others`` (0 if none)."""
+    x0, y0, x1, y1 = box
+    area = max((x1 - x0) * (y1 - y0), 1e-6)
+    return max((max(0.0, min(x1, o[2]) - max(x0, o[0])) * max(0.0, min(y1, o[3]) - max(y0, o[1]))
+                for o in others), default=0.0) / area
 
 
 def die_color(face: np.ndarray) -> str:
@@ -372,6 +396,30 @@ def _classify(sess: object, crops: np.ndarray, turns: int,
     return probs, clear
 
 
+def _die(box: tuple[float, ...], score: float, p: np.ndarray, crop: np.ndarray,
+         clear: float, config: DiceConfig) -> Die | None:
+    """The die a candidate is, from its detector score, class probabilities ``p`` and
+    "translucent" probability ``clear``; None when it is not a die or too weak to report."""
+    if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:
+        return None
+    values = p[1:7]
+    k = int(np.argmax(p[1:]))
+    name = CLASSES[1 + k]
+    inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
+    color = "translucent" if clear >= config.translucent_threshold else die_color(inner)
+    if name in ("cocked", "unreadable"):
+        if score < config.unreadable_min_score:
+            return None
+        return Die(None, color, box, float(min(1.0, score * p[1 + k])), name)
+    best = float(values.max())
+    conf = float(min(1.0, best * math.sqrt(score)))
+    if best < config.value_threshold:
+        if score < config.unreadable_min_score:
+            return None
+        return Die(None, color, box, conf, "unreadable")
+    return Die(int(np.argmax(values)) + 1, color, box, conf, "flat")
+
+
 def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReading:
     """Read every d6 in a frame.
 
@@ -403,36 +451,21 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     """
     config = config or DiceConfig()
     image = as_bgr(image)
-    boxes, scores, hand = candidates(image, config)
+    boxes, scores, hand, coarse = _candidates(image, config)
     if len(boxes) == 0:
         return DiceReading((), hand)
     crops = crop_batch(image, boxes, aspect=config.crop_aspect)
     sess = _session(config.classifier_path)
     probs, clear = _classify(sess, crops, max(1, min(4, config.rotations)),
                              config.turn_confidence)
-    dice = []
-    for box, score, p, crop, c in zip(boxes, scores, probs, crops, clear, strict=True):
-        if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:
-            continue
-        values = p[1:7]
-        k = int(np.argmax(p[1:]))
-        name = CLASSES[1 + k]
-        inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
-        color = "translucent" if c >= config.translucent_threshold else die_color(inner)
-        if name in ("cocked", "unreadable"):
-            if score < config.unreadable_min_score:
-                continue
-            dice.append(Die(None, color, tuple(float(v) for v in box),
-                            float(min(1.0, score * p[1 + k])), name))
-            continue
-        best = float(values.max())
-        conf = float(min(1.0, best * math.sqrt(score)))
-        if best < config.value_threshold:
-            if score < config.unreadable_min_score:
-                continue
-            dice.append(Die(None, color, tuple(float(v) for v in box), conf, "unreadable"))
-        else:
-            dice.append(Die(int(np.argmax(values)) + 1, color, tuple(float(v) for v in box),
-                            conf, "flat"))
+    read = []  # (die, whether the coarse pass found it)
+    for box, score, p, crop, c, whole in zip(boxes, scores, probs, crops, clear, coarse,
+                                             strict=True):
+        die = _die(tuple(float(v) for v in box), score, p, crop, c, config)
+        if die is not None:
+            read.append((die, whole))
+    wholes = [die.bbox for die, whole in read if whole]
+    dice = [die for die, whole in read
+            if whole or _share_inside(die.bbox, wholes) < config.coarse_part_share]
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
     return DiceReading(tuple(dice), hand)

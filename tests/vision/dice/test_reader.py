@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from vision.dice import DiceConfig, die_color, read_dice
 from vision.dice.evaluate import match, score_image, summarize
 from vision.imageio import InvalidImage, read_image
 from vision.readings import DiceReading
-from vision.render.dice import DieSpec, draw_dice, render_scene
+from vision.render.dice import DieSpec, draw_dice, render_closeup, render_scene
 
 # Floors well below what `eval dice` shows (see models/dice/MODEL.md): they catch a broken
 # reader or model, not a small regression.
@@ -88,6 +89,27 @@ def test_the_coarse_pass_adds_only_large_boxes():
     both, both_scores, _ = candidates(frame, DiceConfig(coarse_scale=0.25, coarse_min_side=96.0))
     assert len(plain) >= 4
     assert np.array_equal(plain, both) and np.array_equal(plain_scores, both_scores)
+
+
+def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
+    """A close-up of a die of 2/3 of the frame: the first pass also peaks on its big pips and
+    reads them as small dice; each lies inside the die the coarse pass found, and is dropped."""
+    rng = np.random.default_rng([4291, 28])
+    frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
+    assert [lb["value"] for lb in labels if lb["state"] == "flat"] == [2]
+    config = DiceConfig(coarse_scale=0.25, coarse_min_side=96.0)
+    assert [d.value for d in read_dice(frame, config).dice] == [2]
+    kept = read_dice(frame, replace(config, coarse_part_share=2.0)).dice  # nothing is a part
+    assert len(kept) > 1 and 2 in [d.value for d in kept]
+
+
+def test_a_box_share_inside_others():
+    from vision.dice.reader import _share_inside
+
+    assert _share_inside((10, 10, 20, 20), [(0, 0, 100, 100)]) == 1.0
+    assert _share_inside((10, 10, 20, 20), [(15, 0, 100, 100), (0, 0, 12, 12)]) == 0.5
+    assert _share_inside((10, 10, 20, 20), [(30, 30, 40, 40)]) == 0.0
+    assert _share_inside((10, 10, 20, 20), []) == 0.0
 
 
 def test_config_thresholds_are_used():
