@@ -4,7 +4,8 @@ Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
 
 1. a centre-heatmap detector (stride 4) on the frame scaled so that its longer side is at most
    ``DiceConfig.work_size``: one peak per die top face, with the face's box size, and a map of
-   where a hand covers the table (the reading's ``hand`` flag);
+   where a hand covers the table (the reading's ``hand`` flag); run again over that image
+   shrunk to a quarter (``coarse_scale``) for the dice too large for the first pass;
 2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
    frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``, and whether the die is
    translucent.
