@@ -27,6 +27,11 @@ on this set, never on the real photographs. Prints one JSON object:
   that covers at least 0.5% of the frame, and the flag's rate on scenes without a hand;
 - ``translucent``: on matched dice, the share of translucent dice named ``"translucent"`` and
   the share of the other dice wrongly named so.
+- with ``--baseline-set FIELD=VALUE`` (repeatable), ``paired``: every scene is also read by
+  the reader with those fields changed (the baseline), and the scene-by-scene differences are
+  summed: dice read right gained and lost, false positives added and removed, and the scenes
+  whose hand flag differs. A change that moves a few dice either way is judged by these
+  (models/dice/MODEL.md, "Session 25").
 
 A development tool: it is not part of the command line.
 """
@@ -41,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import match, score_image, summarize
+from vision.dice.evaluate import ImageResult, match, score_image, summarize
 from vision.readings import DiceReading
 from vision.render.dice import render_closeup, render_scene
 
@@ -74,6 +79,19 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
         changes[key] = int(value) if kinds[key] in (int, "int") else (
             float(value) if kinds[key] in (float, "float") else value)
     return replace(config, **changes)
+
+
+def _scored(name: str, image: np.ndarray, labels: list[dict], config: DiceConfig,
+            ) -> tuple[DiceReading, list[tuple[int, int]], ImageResult]:
+    """One scene read with ``config``: the reading, its dice matched to the labels
+    (reading index, label index), and its score on the flat dice. A reading matched to a die
+    that is not flat (cocked, covered, mostly out of view) is left out of the score."""
+    reading = read_dice(image, config)
+    flat = [lb for lb in labels if lb["state"] == "flat"]
+    pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
+    on_other = {r for r, k in pairs if labels[k]["state"] != "flat"}
+    seen = DiceReading(tuple(d for r, d in enumerate(reading.dice) if r not in on_other))
+    return reading, pairs, score_image(name, seen, flat, (image.shape[1], image.shape[0]))
 
 
 def _range(text: str) -> tuple[float, float]:
@@ -110,6 +128,11 @@ def main() -> None:
     parser.add_argument("--side", type=_range, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
+    parser.add_argument("--baseline-set", action="append", default=None, metavar="FIELD=VALUE",
+                        help="also read every scene with the reader changed by these DiceConfig "
+                        "fields (the baseline) and report, scene by scene, the dice read right "
+                        "that it gains and loses and the false positives it adds and removes "
+                        "against that baseline (\"paired\")")
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size)) if v}
     looks, rates = _rates(args, CLOSEUP_LOOKS), _rates(args, TABLE_RATES)
@@ -119,6 +142,8 @@ def main() -> None:
         config = replace(config, detector_path=str(folder / "dice_detector.onnx"),
                          classifier_path=str(folder / "dice_classifier.onnx"))
     config = parse_set(args.set, config)
+    baseline = None if args.baseline_set is None else parse_set(args.baseline_set, config)
+    paired = dict.fromkeys(("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
     results = []
     hand_tp = hand_fp = hand_fn = hand_tn = 0
     clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
@@ -131,12 +156,15 @@ def main() -> None:
                                            **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
             image, labels = render_scene(rng, extras=extras, **rates, **view)
-        reading = read_dice(image, config)
-        flat = [lb for lb in labels if lb["state"] == "flat"]
-        pairs = match([d.bbox for d in reading.dice], [lb["bbox"] for lb in labels])
-        on_other = {r for r, k in pairs if labels[k]["state"] != "flat"}
-        seen = DiceReading(tuple(d for r, d in enumerate(reading.dice) if r not in on_other))
-        results.append(score_image(str(i), seen, flat, (image.shape[1], image.shape[0])))
+        reading, pairs, result = _scored(str(i), image, labels, config)
+        results.append(result)
+        if baseline is not None:
+            before, _, was = _scored(str(i), image, labels, baseline)
+            for key, change in (("gained", result.correct - was.correct),
+                                ("fp_added", result.false_positives - was.false_positives)):
+                paired[key] += max(change, 0)
+                paired["lost" if key == "gained" else "fp_removed"] += max(-change, 0)
+            paired["hand_changed"] += reading.hand != before.hand
         mask = extras.get("hand_mask")
         truth = mask is not None and float(mask.mean()) >= 0.005
         hand_tp += truth and reading.hand
@@ -170,6 +198,8 @@ def main() -> None:
         "translucent": {"named": round(clear_hit / max(1, clear_n), 4), "dice": clear_n,
                         "others_named_translucent": round(other_wrong / max(1, other_n), 4)},
     }
+    if baseline is not None:
+        report["paired"] = {"baseline_set": args.baseline_set, **paired}
     print(json.dumps(report))
 
 

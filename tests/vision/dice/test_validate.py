@@ -1,0 +1,41 @@
+"""The dice validation tool (models/dice/validate.py): its paired reading against a baseline."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from models.dice import validate
+
+
+def _run(monkeypatch, capsys, *args: str) -> dict:
+    monkeypatch.setattr(sys, "argv", ["validate", "--count", "6", "--seed", "3", *args])
+    validate.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def _right(report: dict) -> int:
+    return sum(place["right"] for place in report["by_place"].values())
+
+
+def _fp(report: dict) -> int:
+    return round(report["fp_per_image"] * report["images"])
+
+
+def test_the_paired_counts_are_the_differences_scene_by_scene(monkeypatch, capsys):
+    """Read with a coarser work image as the baseline: what the paired block gains and loses
+    adds up to the difference between the two readers' own figures."""
+    judged = _run(monkeypatch, capsys, "--baseline-set", "work_size=320")
+    alone = _run(monkeypatch, capsys, "--set", "work_size=320")
+    paired = judged["paired"]
+    assert paired["baseline_set"] == ["work_size=320"]
+    assert paired["gained"] - paired["lost"] == _right(judged) - _right(alone)
+    assert paired["fp_added"] - paired["fp_removed"] == _fp(judged) - _fp(alone)
+    assert paired["gained"] + paired["lost"] > 0  # a 320 px work image reads other dice
+    assert "paired" not in alone
+
+
+def test_a_baseline_equal_to_the_reader_changes_nothing(monkeypatch, capsys):
+    same = _run(monkeypatch, capsys, "--baseline-set", "work_size=512")["paired"]
+    assert {k: v for k, v in same.items() if k != "baseline_set"} == dict.fromkeys(
+        ("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
