@@ -160,10 +160,12 @@ def main() -> None:
         results.append(result)
         if baseline is not None:
             before, _, was = _scored(str(i), image, labels, baseline)
-            for key, change in (("gained", result.correct - was.correct),
-                                ("fp_added", result.false_positives - was.false_positives)):
-                paired[key] += max(change, 0)
-                paired["lost" if key == "gained" else "fp_removed"] += max(-change, 0)
+            gain = result.correct - was.correct
+            more = result.false_positives - was.false_positives
+            paired["gained"] += max(gain, 0)
+            paired["lost"] += max(-gain, 0)
+            paired["fp_added"] += max(more, 0)
+            paired["fp_removed"] += max(-more, 0)
             paired["hand_changed"] += reading.hand != before.hand
         mask = extras.get("hand_mask")
         truth = mask is not None and float(mask.mean()) >= 0.005
