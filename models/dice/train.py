@@ -36,6 +36,7 @@ from vision.dice.reader import (
     DiceConfig,
     candidates,
     crop_batch,
+    share_inside,
 )
 from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
 
@@ -645,10 +646,7 @@ def _holds(window: Sequence[float], box: Sequence[float], share: float) -> bool:
     """Whether ``window`` holds at least ``share`` of ``box``'s area (a box of no area:
     never)."""
     x0, y0, x1, y1 = box
-    area = (x1 - x0) * (y1 - y0)
-    seen = (max(0.0, min(window[2], x1) - max(window[0], x0))
-            * max(0.0, min(window[3], y1) - max(window[1], y0)))
-    return area > 0 and seen >= share * area
+    return (x1 - x0) * (y1 - y0) > 0 and share_inside(box, [window]) >= share
 
 
 def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,

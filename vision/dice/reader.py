@@ -33,7 +33,8 @@ from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
-__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "crop_batch", "die_color", "read_dice"]
+__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "crop_batch", "die_color", "read_dice",
+           "share_inside"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
@@ -323,8 +324,9 @@ def _candidates(image: np.ndarray, config: DiceConfig,
     return boxes[keep], scores[keep], hand, coarse[keep]
 
 
-def _share_inside(box: Sequence[float], others: list[Sequence[float]]) -> float:
-    """The largest share of ``box``'s area that lies inside one of ``others`` (0 if none)."""
+def share_inside(box: Sequence[float], others: Sequence[Sequence[float]]) -> float:
+    """The largest share of ``box``'s area that lies inside one of ``others`` (0 if none, or
+    for a box of no area). Boxes ``[x0, y0, x1, y1]``."""
     x0, y0, x1, y1 = box
     area = max((x1 - x0) * (y1 - y0), 1e-6)
     return max((max(0.0, min(x1, o[2]) - max(x0, o[0])) * max(0.0, min(y1, o[3]) - max(y0, o[1]))
@@ -467,6 +469,6 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
             read.append((die, whole))
     wholes = [die.bbox for die, whole in read if whole]
     dice = [die for die, whole in read
-            if whole or _share_inside(die.bbox, wholes) < config.coarse_part_share]
+            if whole or share_inside(die.bbox, wholes) < config.coarse_part_share]
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
     return DiceReading(tuple(dice), hand)

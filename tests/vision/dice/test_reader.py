@@ -104,12 +104,12 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
 
 
 def test_a_box_share_inside_others():
-    from vision.dice.reader import _share_inside
+    from vision.dice.reader import share_inside
 
-    assert _share_inside((10, 10, 20, 20), [(0, 0, 100, 100)]) == 1.0
-    assert _share_inside((10, 10, 20, 20), [(15, 0, 100, 100), (0, 0, 12, 12)]) == 0.5
-    assert _share_inside((10, 10, 20, 20), [(30, 30, 40, 40)]) == 0.0
-    assert _share_inside((10, 10, 20, 20), []) == 0.0
+    assert share_inside((10, 10, 20, 20), [(0, 0, 100, 100)]) == 1.0
+    assert share_inside((10, 10, 20, 20), [(15, 0, 100, 100), (0, 0, 12, 12)]) == 0.5
+    assert share_inside((10, 10, 20, 20), [(30, 30, 40, 40)]) == 0.0
+    assert share_inside((10, 10, 20, 20), []) == 0.0
 
 
 def test_config_thresholds_are_used():
