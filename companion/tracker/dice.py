@@ -108,7 +108,7 @@ class DiceTrackerConfig:
         its vote, is named in the event's ``check`` (0: never). 0.6 suits the committed dice
         reader: on rendered table scenes (S777, S779, S780, S784: 1000 scenes), 74% of the
         values it reads wrong and 8% of those it reads right are under 0.6 in a single frame
-        (models/dice/MODEL.md, "Session 22").
+        (models/dice/HISTORY.md, "Session 22").
     """
 
     vote_frames: int = 5

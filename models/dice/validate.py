@@ -31,7 +31,7 @@ on this set, never on the real photographs. Prints one JSON object:
   the reader with those fields changed (the baseline), and the scene-by-scene differences are
   summed: dice read right gained and lost, false positives added and removed, and the scenes
   whose hand flag differs. A change that moves a few dice either way is judged by these
-  (models/dice/MODEL.md, "Session 25").
+  (models/dice/HISTORY.md, "Session 25").
 
 A development tool: it is not part of the command line.
 """

@@ -73,14 +73,14 @@ class DiceConfig:
         the frame. The classifier must be read with the value it was trained for
         (``models/dice/train.py --crop-aspect``, whose default is this one): the committed
         one was trained on crops cut around each top face's own box at 0.75
-        (models/dice/MODEL.md, "Session 19").
+        (models/dice/HISTORY.md, "Session 19").
     coarse_scale : a second, coarse detector pass over the work image shrunk by this factor,
         in an onnxruntime session of its own (0: none). The detector learnt dice up to about
         110 px in its 192 px scenes; a die filling a close-up, or lying close under a phone,
         is larger than that in the work image, and the first pass misses it or fires on a
         side face or a big pip. 0.25 (since session 25) reads such dice and changes nothing
         measurable on the other rendered sets, for about 0.6-0.8 ms per 1280x720 frame, paid
-        for by the faster shrink of the same session (models/dice/MODEL.md, "Sessions 24
+        for by the faster shrink of the same session (models/dice/HISTORY.md, "Sessions 24
         and 25").
     coarse_min_side : a coarse-pass candidate is kept only when the geometric mean of its
         box's sides reaches this many work-image pixels, the sizes the first pass reads
