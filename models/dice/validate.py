@@ -12,8 +12,8 @@ the renderer's other looks.
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
 whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
-LO,HI`` and ``--size LO,HI`` the table scenes' camera tilt and die edges (default
-``render_scene``'s own ranges).
+LO,HI``, ``--size LO,HI`` and ``--stretch LO,HI`` the table scenes' camera tilt, die edges and
+horizontal stretch (default ``render_scene``'s own ranges; no stretch).
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
@@ -125,6 +125,9 @@ def main() -> None:
     parser.add_argument("--size", type=_range, default=None, metavar="LO,HI",
                         help="table scenes' die edge range in pixels (render_scene's size_px; "
                         "default its own)")
+    parser.add_argument("--stretch", type=_range, default=None, metavar="LO,HI",
+                        help="table scenes' horizontal stretch range (render_scene's stretch: "
+                        "photos squashed to a square by their exporter; default none)")
     parser.add_argument("--side", type=_range, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
@@ -134,7 +137,8 @@ def main() -> None:
                         "that it gains and loses and the false positives it adds and removes "
                         "against that baseline (\"paired\")")
     args = parser.parse_args()
-    view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size)) if v}
+    view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size),
+                              ("stretch", args.stretch)) if v}
     looks, rates = _rates(args, CLOSEUP_LOOKS), _rates(args, TABLE_RATES)
     config = DiceConfig()
     if args.models:
@@ -190,7 +194,8 @@ def main() -> None:
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, **looks, **rates,
-        "tilt": args.tilt, "size": args.size, "side": args.side if args.closeups else None,
+        "tilt": args.tilt, "size": args.size, "stretch": args.stretch,
+        "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),

@@ -39,3 +39,19 @@ def test_a_baseline_equal_to_the_reader_changes_nothing(monkeypatch, capsys):
     same = _run(monkeypatch, capsys, "--baseline-set", "work_size=512")["paired"]
     assert {k: v for k, v in same.items() if k != "baseline_set"} == dict.fromkeys(
         ("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
+
+
+def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys, tmp_path):
+    """--stretch draws the table scenes as an exporter squashing photos to a square leaves
+    them (render_scene's stretch): wider scenes squashed to the frame's size."""
+    import numpy as np
+
+    from vision.render.dice import render_scene
+
+    plain = _run(monkeypatch, capsys)
+    squashed = _run(monkeypatch, capsys, "--stretch", "0.75,0.75")
+    assert plain["stretch"] is None and squashed["stretch"] == [0.75, 0.75]
+    assert plain["images"] == squashed["images"] == 6
+    a, _ = render_scene(np.random.default_rng([3, 0]), extras={})
+    b, _ = render_scene(np.random.default_rng([3, 0]), extras={}, stretch=(0.75, 0.75))
+    assert a.shape == b.shape and not np.array_equal(a, b)
