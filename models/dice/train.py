@@ -56,17 +56,24 @@ def dw_block(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequentia
         nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
 
+STEM = 4  # the detector's stem: one output cell per STEM x STEM pixel block (its stride)
+
+
 class Detector(nn.Module):
     """Stride-4 heatmap (1 channel, logits) + log box size (2 channels) + hand (1 channel,
     logits: the share of the 4x4 cell a hand covers).
 
-    The stem folds 4x4 pixel blocks into channels (space-to-depth), so that every later layer
-    runs at stride 4 or coarser: cheap enough for ~10 ms per 512x288 frame on one core.
+    The stem, a 4x4 convolution of stride 4, maps each 4x4 pixel block to 32 channels, so
+    that every later layer runs at stride 4 or coarser: cheap enough for ~10 ms per 512x288
+    frame on one core. Until session 26 it was written as the same function in two steps,
+    the blocks folded into 48 channels (space-to-depth) and a 1x1 convolution; exported, the
+    fold is a six-dimensional transpose that took ~40% of the net's time in onnxruntime.
+    :func:`load_onnx` loads a file of either layout.
     """
 
     def __init__(self) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.PixelUnshuffle(4), nn.Conv2d(48, 32, 1, bias=False),
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, STEM, STEM, bias=False),
                                   nn.BatchNorm2d(32), nn.ReLU(inplace=True))
         self.s4 = nn.Sequential(dw_block(32, 32), dw_block(32, 32))
         self.s8 = nn.Sequential(dw_block(32, 64, 2), dw_block(64, 64), dw_block(64, 64, dil=2))
@@ -125,6 +132,11 @@ def load_onnx(model: nn.Module, path: Path) -> None:
     (which is the modules' order here); a batch norm after a convolution becomes the identity
     plus the folded bias (``running_var = 1 - eps``). Train such a model with its batch norms
     frozen (:func:`freeze_bn`), so that it computes what the exported file computes.
+
+    A k x k convolution of stride k takes the weight of a 1x1 convolution over the k x k
+    blocks folded into channels (space-to-depth, channel ``c k^2 + i k + j`` for pixel ``(i,
+    j)`` of channel ``c``), the same function: the detector's stem as exported until session
+    26 (:class:`Detector`).
     """
     import onnx
     from onnx import numpy_helper
@@ -141,6 +153,7 @@ def load_onnx(model: nn.Module, path: Path) -> None:
     with torch.no_grad():
         for (layer, bn), (w, b) in zip(layers, params, strict=True):
             n = w.shape[0]  # a layer may have gained outputs (the detector's hand channel)
+            w = _unfolded(w, layer)
             if tuple(layer.weight.shape[1:]) != w.shape[1:] or layer.weight.shape[0] < n:
                 raise ValueError(f"{path}: shape {w.shape} for {tuple(layer.weight.shape)}")
             layer.weight[:n] = torch.from_numpy(np.array(w))
@@ -152,6 +165,18 @@ def load_onnx(model: nn.Module, path: Path) -> None:
                 bn.bias.copy_(bias)
                 bn.running_mean.zero_()
                 bn.running_var.fill_(1.0 - bn.eps)
+
+
+def _unfolded(w: np.ndarray, layer: nn.Module) -> np.ndarray:
+    """``w`` as ``layer``'s weight when ``w`` is a 1x1 convolution's over space-to-depth
+    blocks and ``layer`` the k x k, stride k convolution computing the same; else ``w``."""
+    if not isinstance(layer, nn.Conv2d) or w.ndim != 4 or w.shape[2:] != (1, 1):
+        return w
+    k = layer.kernel_size[0]
+    if (k > 1 and layer.kernel_size == layer.stride == (k, k) and layer.padding == (0, 0)
+            and w.shape[1] == layer.in_channels * k * k):
+        return w.reshape(w.shape[0], layer.in_channels, k, k)
+    return w
 
 
 def freeze_bn(model: nn.Module) -> None:

@@ -16,8 +16,10 @@ pytest.importorskip("onnx")
 
 from models.dice.train import (  # noqa: E402
     SCENE,
+    STEM,
     Classifier,
     CropCut,
+    Detector,
     SceneMix,
     cache_cut,
     check_cache_crops,
@@ -29,6 +31,7 @@ from models.dice.train import (  # noqa: E402
 )
 
 COMMITTED = Path(DiceConfig().classifier_path)
+DETECTOR = Path(DiceConfig().detector_path)
 
 
 def _crops(n: int = 6) -> np.ndarray:
@@ -36,19 +39,58 @@ def _crops(n: int = 6) -> np.ndarray:
 
 
 @pytest.mark.skipif(not COMMITTED.is_file(), reason="dice classifier not trained")
-def test_the_committed_classifier_loads_into_the_default_net() -> None:
-    net = Classifier()
-    load_onnx(net, COMMITTED)
-    with torch.no_grad():
-        mine = net.eval()(torch.from_numpy(_crops())).numpy()
-    theirs = onnx_session(str(COMMITTED), "dice classifier").run(None, {"input": _crops()})[0]
-    assert np.allclose(mine, theirs, atol=1e-4)
-
-
-@pytest.mark.skipif(not COMMITTED.is_file(), reason="dice classifier not trained")
 def test_a_file_of_another_arch_is_refused() -> None:
     with pytest.raises(ValueError, match="layers in the file"):
         load_onnx(Classifier(arch="small"), COMMITTED)
+
+
+def _frames(n: int = 2) -> np.ndarray:
+    return np.random.default_rng(1).random((n, 3, 48, 80), np.float32) - 0.5
+
+
+@pytest.mark.parametrize("make, path, inputs, shape", [
+    (Classifier, COMMITTED, _crops, (6, len(CLASSES) + 1)),
+    (Detector, DETECTOR, _frames, (2, 4, 12, 20)),
+], ids=["classifier", "detector"])
+def test_the_committed_nets_load_into_the_default_nets(make, path, inputs, shape) -> None:
+    if not path.is_file():
+        pytest.skip(f"{path.name} not trained")
+    net = make()
+    load_onnx(net, path)
+    with torch.no_grad():
+        mine = net.eval()(torch.from_numpy(inputs())).numpy()
+    theirs = onnx_session(str(path), "dice model").run(None, {"input": inputs()})[0]
+    assert mine.shape == theirs.shape == shape
+    assert np.allclose(mine, theirs, atol=1e-4)
+
+
+def test_a_detector_stem_exported_as_blocks_folded_into_channels_loads_as_one_conv(
+        tmp_path) -> None:
+    """The stem as exported until session 26 (space-to-depth, then a 1x1 convolution) is the
+    function of the 4x4, stride-4 convolution the detector has now: a file of the old layout
+    loads into it and computes what the file computes."""
+    torch.manual_seed(3)
+    old = Detector()
+    old.stem = torch.nn.Sequential(torch.nn.PixelUnshuffle(STEM),
+                                   torch.nn.Conv2d(3 * STEM * STEM, 32, 1, bias=False),
+                                   torch.nn.BatchNorm2d(32), torch.nn.ReLU(inplace=True))
+    with torch.no_grad():  # trained-looking batch norms (equal biases would be shared)
+        for m in old.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    export(old, torch.zeros(1, 3, 64, 64), tmp_path / "old.onnx", dynamic_hw=True)
+    net = Detector()
+    load_onnx(net, tmp_path / "old.onnx")
+    with torch.no_grad():
+        mine = net.eval()(torch.from_numpy(_frames())).numpy()
+        before = old.eval()(torch.from_numpy(_frames())).numpy()
+    theirs = onnx_session(str(tmp_path / "old.onnx"), "dice detector").run(
+        None, {"input": _frames()})[0]
+    assert np.allclose(mine, theirs, atol=1e-4) and np.allclose(mine, before, atol=1e-4)
+    assert float(np.abs(mine).max()) > 0.1  # not a net that outputs nothing
 
 
 @pytest.mark.parametrize("arch", ["small", "wide"])
