@@ -64,8 +64,8 @@ class Detector(nn.Module):
     logits: the share of the 4x4 cell a hand covers).
 
     The stem, a 4x4 convolution of stride 4, maps each 4x4 pixel block to 32 channels, so
-    that every later layer runs at stride 4 or coarser: cheap enough for ~10 ms per 512x288
-    frame on one core. Until session 26 it was written as the same function in two steps,
+    that every later layer runs at stride 4 or coarser: about 2.5 ms per 512x288 frame on one
+    core (onnxruntime). Until session 26 it was written as the same function in two steps,
     the blocks folded into 48 channels (space-to-depth) and a 1x1 convolution; exported, the
     fold is a six-dimensional transpose that took ~40% of the net's time in onnxruntime.
     :func:`load_onnx` loads a file of either layout.

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
+
 from models.dice import validate
+from vision.render.dice import render_scene
 
 
 def _run(monkeypatch, capsys, *args: str) -> dict:
@@ -41,13 +44,9 @@ def test_a_baseline_equal_to_the_reader_changes_nothing(monkeypatch, capsys):
         ("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
 
 
-def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys, tmp_path):
+def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys):
     """--stretch draws the table scenes as an exporter squashing photos to a square leaves
     them (render_scene's stretch): wider scenes squashed to the frame's size."""
-    import numpy as np
-
-    from vision.render.dice import render_scene
-
     plain = _run(monkeypatch, capsys)
     squashed = _run(monkeypatch, capsys, "--stretch", "0.75,0.75")
     assert plain["stretch"] is None and squashed["stretch"] == [0.75, 0.75]
