@@ -541,6 +541,12 @@ def main() -> None:
                         "not-a-die, what it proposes in each table scene away from every die "
                         "at --mine-threshold (mined_negatives); rendering only, a cache keeps "
                         "them")
+    parser.add_argument("--mine-positives", metavar="DETECTOR",
+                        help="a detector (.onnx): the classifier's crops also hold, as the "
+                        "die's own class, the boxes it proposes in each table scene on a "
+                        "die's top face at --mine-threshold (mined_positives): the windows "
+                        "the reader's detector gives, not only jittered labelled boxes; "
+                        "rendering only, a cache keeps them")
     parser.add_argument("--mine-threshold", type=float, default=0.2,
                         help="the detector score from which a proposal is mined")
     parser.add_argument("--mine-face-share", type=float, default=1.0,
@@ -590,9 +596,11 @@ def main() -> None:
     t0 = time.time()
     caches = [Path(c) for c in args.cache]
     if caches and all(c.is_file() for c in caches):  # several caches: trained on together
-        if args.mine_negatives:
-            raise SystemExit("--mine-negatives mines while rendering; the caches given exist "
-                             "already (their crops are as they were rendered)")
+        for flag, given in (("--mine-negatives", args.mine_negatives),
+                            ("--mine-positives", args.mine_positives)):
+            if given:
+                raise SystemExit(f"{flag} mines while rendering; the caches given exist "
+                                 "already (their crops are as they were rendered)")
         parts = [np.load(c) for c in caches]
         if args.only != "detector":  # the crops are cut already: they must be cut as asked
             for c, d in zip(caches, parts, strict=True):
@@ -604,17 +612,11 @@ def main() -> None:
         raise SystemExit(f"--cache: {[str(c) for c in caches if not c.is_file()]} not found "
                          "(several caches are only read; render each with one --cache)")
     else:
-        if args.mine_negatives and not Path(args.mine_negatives).is_file():
-            raise SystemExit(f"--mine-negatives {args.mine_negatives}: no such detector file")
-        # the first pass alone, as sessions 21-23 mined their caches (the coarse pass, on in
-        # the reader since session 25, keeps only boxes larger than these scenes' dice)
-        miner = (DiceConfig(detector_path=args.mine_negatives,
-                            peak_threshold=args.mine_threshold,
-                            die_threshold=args.mine_threshold, coarse_scale=0.0)
-                 if args.mine_negatives else None)
-        images, heats, sizes, masks, hands, crops, classes = render_data(args.scenes, rng, mix,
-                                                                         cut, miner,
-                                                                         args.mine_face_share)
+        miner, pos_miner = (_miner(flag, path, args.mine_threshold) for flag, path in
+                            (("--mine-negatives", args.mine_negatives),
+                             ("--mine-positives", args.mine_positives)))
+        images, heats, sizes, masks, hands, crops, classes = render_data(
+            args.scenes, rng, mix, cut, miner, args.mine_face_share, pos_miner)
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -700,14 +702,53 @@ def mined_negatives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
     return out
 
 
+def mined_positives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
+                    ) -> tuple[list[tuple[float, float, float, float]], list[int]]:
+    """The boxes the reader's detector stage (:func:`vision.dice.reader.candidates` with
+    ``miner``'s detector and thresholds) proposes in a rendered table scene on a die's top
+    face (its centre inside the top face's box of one die only), each with that die's class
+    as :func:`crops_from` gives it: the windows the reader will cut, off as its detector's
+    boxes are off. A proposal on a side face alone is neither the die nor "none" and is left
+    out. At most ``MINE_PER_SCENE``."""
+    boxes, _, _ = candidates(image, miner)
+    out, classes = [], []
+    for x0, y0, x1, y1 in boxes.tolist():
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        faces = [lb for lb in labels if lb["bbox"][0] <= cx <= lb["bbox"][2]
+                 and lb["bbox"][1] <= cy <= lb["bbox"][3]]
+        if len(faces) != 1:
+            continue
+        out.append((x0, y0, x1, y1))
+        classes.append(label_class(faces[0]) + (CLEAR if faces[0]["color"] == "translucent"
+                                                 else 0))
+        if len(out) == MINE_PER_SCENE:
+            break
+    return out, classes
+
+
+def _miner(flag: str, detector: str | None, threshold: float) -> DiceConfig | None:
+    """The reader's settings a trainer's ``flag`` mines with: ``detector``'s first pass
+    alone, at ``threshold`` (None without a detector; ``SystemExit`` for a missing file)."""
+    if not detector:
+        return None
+    if not Path(detector).is_file():
+        raise SystemExit(f"{flag} {detector}: no such detector file")
+    # the first pass alone, as sessions 21-23 mined their caches (the coarse pass, on in
+    # the reader since session 25, keeps only boxes larger than these scenes' dice)
+    return DiceConfig(detector_path=detector, peak_threshold=threshold,
+                      die_threshold=threshold, coarse_scale=0.0)
+
+
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),
                 miner: DiceConfig | None = None, face_share: float = 1.0,
+                pos_miner: DiceConfig | None = None,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
     ``cut.aspect``). With ``miner``, the table scenes' crops include their
-    :func:`mined_negatives` as "none" (the close-ups, one die each, have none); mining draws
-    nothing from ``rng``, so the scenes and their other crops are the same either way."""
+    :func:`mined_negatives` as "none", with ``pos_miner`` their :func:`mined_positives` (the
+    close-ups, one die each, have neither); mining draws nothing from ``rng``, so the scenes
+    and their other crops are the same either way."""
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -737,6 +778,10 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
             mined = mined_negatives(image, labels, miner, face_share)
             boxes.extend(mined)
             cls.extend([0] * len(mined))
+        if pos_miner is not None:
+            mined, mined_cls = mined_positives(image, labels, pos_miner)
+            boxes.extend(mined)
+            cls.extend(mined_cls)
         if boxes:
             crops.append(crop_batch(image, boxes, aspect=cut.aspect))
             classes.extend(cls)

@@ -255,8 +255,49 @@ def test_mining_adds_none_crops_to_the_same_scenes() -> None:
     assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
 
 
-def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path,
-                                                                       monkeypatch) -> None:
+def test_mined_positives_are_the_proposals_on_one_top_face_with_its_class(monkeypatch):
+    import models.dice.train as train
+
+    image, labels = scene(np.random.default_rng(11), SceneMix(distractor_rate=1.0))
+    on, off = _on_a_die_and_off(labels)
+
+    def tops(box: tuple) -> int:  # how many top faces the box's centre lies on
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return sum(lb["bbox"][0] <= cx <= lb["bbox"][2] and lb["bbox"][1] <= cy <= lb["bbox"][3]
+                   for lb in labels)
+
+    faces = on[0::2]  # each die's top face; then its front side face, where that is off it
+    sides = [b for b in on[1::2] if tops(b) == 0]
+    assert sides
+    proposals = np.array(off[:2] + sides + faces, np.float64)
+    monkeypatch.setattr(train, "candidates", lambda img, cfg: (proposals, None, False))
+    boxes, classes = train.mined_positives(image, labels, DiceConfig())
+    lone = [k for k, box in enumerate(faces) if tops(box) == 1]
+    assert lone and boxes == [faces[k] for k in lone][:train.MINE_PER_SCENE]
+    assert classes == [train.label_class(labels[k]) + (train.CLEAR if labels[k]["color"]
+                                                        == "translucent" else 0)
+                       for k in lone][:train.MINE_PER_SCENE]
+
+
+def test_mining_positives_adds_die_crops_to_the_same_scenes() -> None:
+    mix = SceneMix(distractor_rate=1.0)
+    plain = render_data(4, np.random.default_rng(6), mix)
+    mined = render_data(4, np.random.default_rng(6), mix,
+                        pos_miner=DiceConfig(peak_threshold=0.2, die_threshold=0.2))
+    assert all(np.array_equal(a, b) for a, b in zip(plain[0], mined[0], strict=True))
+    i = j = added = 0
+    for a, b in zip(plain[5], mined[5], strict=True):
+        assert np.array_equal(b[:len(a)], a)
+        assert mined[6][j:j + len(a)] == plain[6][i:i + len(a)]
+        assert 0 not in mined[6][j + len(a):j + len(b)]  # each one a die's own class
+        added += len(b) - len(a)
+        i, j = i + len(a), j + len(b)
+    assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
+
+
+@pytest.mark.parametrize("flag", ["--mine-negatives", "--mine-positives"])
+def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path, monkeypatch,
+                                                                       flag) -> None:
     import sys
 
     import models.dice.train as train
@@ -264,11 +305,11 @@ def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path,
     cache = tmp_path / "c.npz"
     np.savez(cache, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
     monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
-                                      str(cache), "--mine-negatives", "d.onnx"])
-    with pytest.raises(SystemExit, match="mines while rendering"):
+                                      str(cache), flag, "d.onnx"])
+    with pytest.raises(SystemExit, match=f"{flag} mines while rendering"):
         train.main()
     monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
-                                      str(tmp_path / "new.npz"), "--mine-negatives",
+                                      str(tmp_path / "new.npz"), flag,
                                       str(tmp_path / "missing.onnx")])
     with pytest.raises(SystemExit, match=r"missing\.onnx: no such detector file"):
         train.main()
