@@ -237,19 +237,23 @@ def test_mined_negatives_are_the_proposals_off_every_die(monkeypatch) -> None:
     assert train.mined_negatives(image, labels, DiceConfig()) == off[:train.MINE_PER_SCENE]
 
 
-def test_mining_adds_none_crops_to_the_same_scenes() -> None:
+@pytest.mark.parametrize("kind", ["miner", "pos_miner"])
+def test_mining_adds_crops_to_the_same_scenes(kind) -> None:
+    """Mined negatives are "none" crops, mined positives the crops of a die (its class)."""
     mix = SceneMix(distractor_rate=1.0)
     plain = render_data(4, np.random.default_rng(6), mix)
+    low = 0.05 if kind == "miner" else 0.2
     mined = render_data(4, np.random.default_rng(6), mix,
-                        miner=DiceConfig(peak_threshold=0.05, die_threshold=0.05))
+                        **{kind: DiceConfig(peak_threshold=low, die_threshold=low)})
     assert all(np.array_equal(a, b) for a, b in zip(plain[0], mined[0], strict=True))
     # per scene: the same crops and classes first (mining draws nothing from the generator),
-    # then the mined ones, all "none"
+    # then the mined ones
     i = j = added = 0
     for a, b in zip(plain[5], mined[5], strict=True):
         assert np.array_equal(b[:len(a)], a)
         assert mined[6][j:j + len(a)] == plain[6][i:i + len(a)]
-        assert set(mined[6][j + len(a):j + len(b)]) <= {0}
+        more = set(mined[6][j + len(a):j + len(b)])
+        assert more <= {0} if kind == "miner" else 0 not in more
         added += len(b) - len(a)
         i, j = i + len(a), j + len(b)
     assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
@@ -277,22 +281,6 @@ def test_mined_positives_are_the_proposals_on_one_top_face_with_its_class(monkey
     assert classes == [train.label_class(labels[k]) + (train.CLEAR if labels[k]["color"]
                                                         == "translucent" else 0)
                        for k in lone][:train.MINE_PER_SCENE]
-
-
-def test_mining_positives_adds_die_crops_to_the_same_scenes() -> None:
-    mix = SceneMix(distractor_rate=1.0)
-    plain = render_data(4, np.random.default_rng(6), mix)
-    mined = render_data(4, np.random.default_rng(6), mix,
-                        pos_miner=DiceConfig(peak_threshold=0.2, die_threshold=0.2))
-    assert all(np.array_equal(a, b) for a, b in zip(plain[0], mined[0], strict=True))
-    i = j = added = 0
-    for a, b in zip(plain[5], mined[5], strict=True):
-        assert np.array_equal(b[:len(a)], a)
-        assert mined[6][j:j + len(a)] == plain[6][i:i + len(a)]
-        assert 0 not in mined[6][j + len(a):j + len(b)]  # each one a die's own class
-        added += len(b) - len(a)
-        i, j = i + len(a), j + len(b)
-    assert (i, j) == (len(plain[6]), len(mined[6])) and added > 0
 
 
 @pytest.mark.parametrize("flag", ["--mine-negatives", "--mine-positives"])
