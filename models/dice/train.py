@@ -391,6 +391,12 @@ def label_class(lb: dict) -> int:
     return CLASSES.index(str(lb["value"]))
 
 
+def crop_class(lb: dict) -> int:
+    """The class a crop of the die ``lb`` is stored with: its :func:`label_class`, plus
+    ``CLEAR`` when the die is translucent."""
+    return label_class(lb) + (CLEAR if lb["color"] == "translucent" else 0)
+
+
 @dataclass(frozen=True)
 class CropCut:
     """How the classifier's training crops are cut (``--crop-aspect``, ``--square-crops``,
@@ -440,7 +446,7 @@ def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
                 sw = bw * grow * float(np.exp(rng.normal(0, cut.jitter)))
                 sh = bh * grow * float(np.exp(rng.normal(0, cut.jitter)))
             boxes.append((cx - sw / 2, cy - sh / 2, cx + sw / 2, cy + sh / 2))
-            classes.append(label_class(lb) + (CLEAR if lb["color"] == "translucent" else 0))
+            classes.append(crop_class(lb))
         # the front side face of the die: not a top face
         dy1 = lb["die_bbox"][3]
         if dy1 - y1 > 0.45 * bh:
@@ -719,8 +725,7 @@ def mined_positives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
         if len(faces) != 1:
             continue
         out.append((x0, y0, x1, y1))
-        classes.append(label_class(faces[0]) + (CLEAR if faces[0]["color"] == "translucent"
-                                                 else 0))
+        classes.append(crop_class(faces[0]))
         if len(out) == MINE_PER_SCENE:
             break
     return out, classes

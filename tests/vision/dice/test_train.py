@@ -278,9 +278,7 @@ def test_mined_positives_are_the_proposals_on_one_top_face_with_its_class(monkey
     boxes, classes = train.mined_positives(image, labels, DiceConfig())
     lone = [k for k, box in enumerate(faces) if tops(box) == 1]
     assert lone and boxes == [faces[k] for k in lone][:train.MINE_PER_SCENE]
-    assert classes == [train.label_class(labels[k]) + (train.CLEAR if labels[k]["color"]
-                                                        == "translucent" else 0)
-                       for k in lone][:train.MINE_PER_SCENE]
+    assert classes == [train.crop_class(labels[k]) for k in lone][:train.MINE_PER_SCENE]
 
 
 @pytest.mark.parametrize("flag", ["--mine-negatives", "--mine-positives"])
