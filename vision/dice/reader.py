@@ -8,7 +8,10 @@ Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
    shrunk to a quarter (``coarse_scale``) for the dice too large for the first pass;
 2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
    frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``, and whether the die is
-   translucent.
+   translucent;
+3. a second look (``DiceConfig.look_face``) at each kept face the classifier cannot read: the
+   detector again over a window around it, at a scale of its own, for a better box, whose
+   crop replaces the first when it reads a value surely.
 
 The body colour is measured classically on the face (pips removed) in HSV; a die the
 classifier finds translucent is named ``"translucent"``.
@@ -89,6 +92,20 @@ class DiceConfig:
         inside the box of a die found by the coarse pass (both kept by the classifier) is
         taken for a part of that large die (a peak on one of its big pips or on part of its
         face) and dropped.
+    look_face : the second look (0: none). A kept candidate the classifier cannot read (no
+        value at ``value_threshold``, or cocked or unreadable) is looked at again: the
+        detector runs over a ``look_window`` square around it, scaled so that its face is
+        this many pixels (a size the detector learnt well, at a resolution of its own instead
+        of the work image's), and the peak nearest the window's centre, within half a face,
+        gives a new box. About a third of the rendered dice read without a value are lost to
+        a box that is off (models/dice/HISTORY.md, "Session 26"). 52 since session 27
+        (rule KKK, "Session 27").
+    look_window : the second look's window side in pixels (rounded up to a multiple of 16).
+    look_threshold : the second look's crop replaces the first (box, reading and colour)
+        only when it reads a value at this probability or more and is not "none": surer
+        than ``value_threshold``, as the second look's gains at 0.6 came with one wrong value
+        in ten. The boxes are suppressed once more (``nms_iou``) afterwards: the parts of
+        one large die can each find that die.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -111,6 +128,9 @@ class DiceConfig:
     coarse_scale: float = 0.25
     coarse_min_side: float = 96.0
     coarse_part_share: float = 0.7
+    look_face: float = 52.0
+    look_window: int = 128
+    look_threshold: float = 0.8
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -125,9 +145,10 @@ def _session(path: str, role: str = "") -> object:
 
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
-               size: int = CROP, aspect: float = DiceConfig.crop_aspect) -> np.ndarray:
+               size: int = CROP, aspect: float = DiceConfig.crop_aspect,
+               context: float = CROP_CONTEXT) -> np.ndarray:
     """Crops ``(N, size, size, 3)`` centred on each box, replicating the border where a crop
-    leaves the image. The window's side along each axis is ``CROP_CONTEXT`` x ``L`` x
+    leaves the image. The window's side along each axis is ``context`` x ``L`` x
     ``(s / L) ** aspect``, ``s`` the box's side along that axis and ``L`` its longer side:
     ``aspect`` 0 gives a square window (the face keeps the box's shape), 1 a window of the
     box's shape (a face foreshortened or stretched in the frame is squared up again). The
@@ -140,8 +161,8 @@ def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         bw, bh = max(x1 - x0, 2.0), max(y1 - y0, 2.0)
         longer = max(bw, bh)
-        sx = size / (CROP_CONTEXT * longer * (bw / longer) ** aspect)
-        sy = size / (CROP_CONTEXT * longer * (bh / longer) ** aspect)
+        sx = size / (context * longer * (bw / longer) ** aspect)
+        sy = size / (context * longer * (bh / longer) ** aspect)
         cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
         m = np.float32([[sx, 0, size / 2.0 - sx * cx], [0, sy, size / 2.0 - sy * cy]])
         interp = cv2.INTER_AREA if min(sx, sy) < 1 else cv2.INTER_LINEAR
@@ -260,21 +281,27 @@ def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "",
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
     sess = _session(config.detector_path, role)
     out = sess.run(None, {"input": _prep(small[None])})[0][0]  # type: ignore[attr-defined]
-    heat = _sigmoid(out[0])
     hand = False
     if out.shape[0] > 3:  # hand channel, over the frame without its padding
         cells = _sigmoid(out[3, :max(1, sh // STRIDE), :max(1, sw // STRIDE)])
         hand = bool((cells >= config.hand_threshold).mean() >= config.hand_min_share)
+    boxes, scores = _peaks(out, config)
+    return boxes / scale, scores, hand
+
+
+def _peaks(out: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes ``(N, 4)`` (in the detector input's pixels) and scores ``(N,)`` of the local
+    maxima of one detector output ``(C, H / 4, W / 4)`` that reach ``peak_threshold``."""
+    heat = _sigmoid(out[0])
     peaks = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
     ys, xs = np.nonzero(peaks & (heat >= config.peak_threshold))
     if len(xs) == 0:
-        return np.zeros((0, 4)), np.zeros(0), hand
-    scores = heat[ys, xs]
+        return np.zeros((0, 4)), np.zeros(0)
     bw = np.exp(out[1, ys, xs]) * STRIDE
     bh = np.exp(out[2, ys, xs]) * STRIDE
     cx = (xs + 0.5) * STRIDE
     cy = (ys + 0.5) * STRIDE
-    return np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1) / scale, scores, hand
+    return np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1), heat[ys, xs]
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:
@@ -399,11 +426,75 @@ def _classify(sess: object, crops: np.ndarray, turns: int,
     return probs, clear
 
 
+def _kept(score: float, p: np.ndarray, config: DiceConfig) -> bool:
+    """Whether a candidate of detector score ``score`` and class probabilities ``p`` is a die
+    (:func:`_die` keeps it, with or without a value)."""
+    return p[0] <= config.none_threshold and score * (1.0 - p[0]) >= config.die_threshold
+
+
+def _has_value(p: np.ndarray, threshold: float) -> bool:
+    """Whether class probabilities ``p`` read a value: their best class past "none" is one of
+    1-6 and reaches ``threshold``."""
+    return int(np.argmax(p[1:])) < 6 and float(p[1:7].max()) >= threshold
+
+
+def _look_again(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
+                ) -> list[np.ndarray | None]:
+    """The second look's box for each of ``boxes`` (``DiceConfig.look_face``): the detector's
+    peak nearest the centre of a ``look_window`` square around the box, scaled so that the
+    box's longer side is ``look_face`` pixels; None where no peak lies within half a face of
+    the centre. Boxes ``[x0, y0, x1, y1]`` in ``image``'s pixels."""
+    n = -(-config.look_window // 16) * 16  # the detector's input: a multiple of 16
+    windows = crop_batch(image, boxes, size=n, aspect=0.0, context=n / config.look_face)
+    sess = _session(config.detector_path, "look")
+    out = sess.run(None, {"input": _prep(windows)})[0]  # type: ignore[attr-defined]
+    found: list[np.ndarray | None] = []
+    for o, (x0, y0, x1, y1) in zip(out, boxes, strict=True):
+        peaks, _ = _peaks(o, config)
+        centres = (peaks[:, :2] + peaks[:, 2:]) / 2 - n / 2
+        off = np.hypot(centres[:, 0], centres[:, 1])
+        if len(off) == 0 or off.min() > config.look_face / 2:
+            found.append(None)
+            continue
+        scale = config.look_face / max(x1 - x0, y1 - y0, 2.0)
+        centre = np.array([x0 + x1, y0 + y1, x0 + x1, y0 + y1]) / 2
+        found.append(centre + (peaks[int(np.argmin(off))] - n / 2) / scale)
+    return found
+
+
+def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs: np.ndarray,
+                 crops: np.ndarray, clear: np.ndarray, sess: object, turns: int,
+                 config: DiceConfig) -> bool:
+    """Look again at each kept candidate read without a value (:func:`_look_again`) and,
+    where the new box's crop reads a value at ``look_threshold`` and is not "none", take its
+    box, crop and readings in place of the first. Whether any was taken."""
+    unsure = [i for i, (score, p) in enumerate(zip(scores, probs, strict=True))
+              if _kept(score, p, config) and not _has_value(p, config.value_threshold)]
+    if not unsure:
+        return False
+    moved = [(i, box) for i, box in zip(unsure, _look_again(image, boxes[unsure], config),
+                                        strict=True) if box is not None]
+    if not moved:
+        return False
+    new_boxes = np.array([box for _, box in moved])
+    new_crops = crop_batch(image, new_boxes, aspect=config.crop_aspect)
+    new_probs, new_clear = _classify(sess, new_crops, turns, config.turn_confidence)
+    h, w = image.shape[:2]
+    taken = False
+    for k, (i, box) in enumerate(moved):
+        if new_probs[k][0] <= config.none_threshold and _has_value(new_probs[k],
+                                                                   config.look_threshold):
+            boxes[i] = np.clip(box, 0, [w, h, w, h])
+            probs[i], crops[i], clear[i] = new_probs[k], new_crops[k], new_clear[k]
+            taken = True
+    return taken
+
+
 def _die(box: tuple[float, ...], score: float, p: np.ndarray, crop: np.ndarray,
          clear: float, config: DiceConfig) -> Die | None:
     """The die a candidate is, from its detector score, class probabilities ``p`` and
     "translucent" probability ``clear``; None when it is not a die or too weak to report."""
-    if p[0] > config.none_threshold or score * (1.0 - p[0]) < config.die_threshold:
+    if not _kept(score, p, config):
         return None
     values = p[1:7]
     k = int(np.argmax(p[1:]))
@@ -459,8 +550,13 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
         return DiceReading((), hand)
     crops = crop_batch(image, boxes, aspect=config.crop_aspect)
     sess = _session(config.classifier_path)
-    probs, clear = _classify(sess, crops, max(1, min(4, config.rotations)),
-                             config.turn_confidence)
+    turns = max(1, min(4, config.rotations))
+    probs, clear = _classify(sess, crops, turns, config.turn_confidence)
+    if config.look_face > 0 and _second_look(image, boxes, scores, probs, crops, clear, sess,
+                                             turns, config):
+        keep = sorted(_nms(boxes, scores, config.nms_iou, config.max_dice))
+        boxes, scores, probs, crops, clear, coarse = (
+            a[keep] for a in (boxes, scores, probs, crops, clear, coarse))
     read = []  # (die, whether the coarse pass found it)
     for box, score, p, crop, c, whole in zip(boxes, scores, probs, crops, clear, coarse,
                                              strict=True):

@@ -103,6 +103,44 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
     assert len(kept) > 1 and 2 in [d.value for d in kept]
 
 
+def test_a_second_look_reads_the_die_its_parts_could_not():
+    """A close-up of a die of most of the frame, neither pass boxing it whole: the first pass
+    peaks on four parts of its face, none of which reads as a value. Looked at again, each
+    finds the whole face, read 6, and the four become one die."""
+    rng = np.random.default_rng([5091, 1])
+    frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
+    face = [lb for lb in labels if lb["state"] == "flat"]
+    assert [lb["value"] for lb in face] == [6]
+    first = read_dice(frame, DiceConfig(look_face=0.0)).dice
+    assert len(first) > 1 and all(d.value is None for d in first)
+    assert read_dice(frame, DiceConfig(look_threshold=1.01)).dice == first  # none sure enough
+    (die,) = read_dice(frame).dice
+    h, w = frame.shape[:2]
+    assert die.value == 6 and die.state == "flat"
+    assert 0 <= die.bbox[0] < die.bbox[2] <= w and 0 <= die.bbox[1] < die.bbox[3] <= h
+    assert match([die.bbox], [face[0]["bbox"]]) == [(0, 0)]
+
+
+def test_a_second_look_boxes_the_face_a_box_missed():
+    from vision.dice.reader import _look_again
+
+    frame = np.full((360, 480, 3), (60, 110, 150), np.uint8)
+    (label,) = draw_dice(frame, [DieSpec(4, "white", (240.0, 180.0), 40.0, yaw_deg=20)],
+                         np.random.default_rng(1), tilt_deg=20)
+    truth = label["bbox"]
+    x0, y0, x1, y1 = truth
+    side = x1 - x0
+    off = np.array([[x0 + 0.3 * side, y0 - 0.25 * side, x1 + 0.5 * side, y1]])  # off and large
+    (again,) = _look_again(frame, off, DiceConfig())
+    assert _iou(off[0], truth) < 0.5 < 0.75 < _iou(again, truth)
+    assert _look_again(np.zeros_like(frame), off, DiceConfig()) == [None]  # nothing there
+
+
+def _iou(a, b) -> float:
+    inter = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
 def test_a_box_share_inside_others():
     from vision.dice.reader import share_inside
 
@@ -151,7 +189,7 @@ def test_candidates_are_what_the_classifier_is_given():
             inter = max(0, min(ax1, bx1) - max(ax0, bx0)) * max(0, min(ay1, by1) - max(ay0, by0))
             union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
             assert inter / union <= config.nms_iou
-    read = read_dice(frame, config).dice
+    read = read_dice(frame, replace(config, look_face=0.0)).dice  # no second look's boxes
     assert read and {d.bbox for d in read} <= {tuple(float(v) for v in b) for b in boxes}
     few = candidates(frame, DiceConfig(peak_threshold=0.1, die_threshold=0.15, max_dice=2))[0]
     assert np.array_equal(few, boxes[:2])
@@ -180,9 +218,9 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     monkeypatch.setattr(reader, "_session", lambda path, role="": Counting(real(path, role))
                         if path == classifier else real(path, role))
 
-    def read(**kw):
+    def read(**kw):  # the first look alone: the second runs the classifier again
         batches.clear()
-        return read_dice(image, DiceConfig(**kw)), list(batches)
+        return read_dice(image, DiceConfig(look_face=0.0, **kw)), list(batches)
 
     every, runs = read(turn_confidence=math.inf)  # every crop at four turns in one batch
     n = runs[0] // 4
