@@ -121,7 +121,8 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     assert match([die.bbox], [face[0]["bbox"]]) == [(0, 0)]
 
 
-def test_a_second_look_boxes_the_face_a_box_missed():
+@pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
+def test_a_second_look_boxes_the_face_a_box_missed(window):
     from vision.dice.reader import _look_again
 
     frame = np.full((360, 480, 3), (60, 110, 150), np.uint8)
@@ -131,9 +132,10 @@ def test_a_second_look_boxes_the_face_a_box_missed():
     x0, y0, x1, y1 = truth
     side = x1 - x0
     off = np.array([[x0 + 0.3 * side, y0 - 0.25 * side, x1 + 0.5 * side, y1]])  # off and large
-    (again,) = _look_again(frame, off, DiceConfig())
+    config = DiceConfig(look_window=window)
+    (again,) = _look_again(frame, off, config)
     assert _iou(off[0], truth) < 0.5 < 0.75 < _iou(again, truth)
-    assert _look_again(np.zeros_like(frame), off, DiceConfig()) == [None]  # nothing there
+    assert _look_again(np.zeros_like(frame), off, config) == [None]  # nothing there
 
 
 def _iou(a, b) -> float:
