@@ -187,10 +187,7 @@ def test_candidates_are_what_the_classifier_is_given():
     assert (np.diff(scores) <= 0).all() and (scores >= 0.15).all()  # strongest first
     for a in range(len(boxes)):  # one box per die: none overlaps another beyond nms_iou
         for b in range(a + 1, len(boxes)):
-            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
-            inter = max(0, min(ax1, bx1) - max(ax0, bx0)) * max(0, min(ay1, by1) - max(ay0, by0))
-            union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-            assert inter / union <= config.nms_iou
+            assert _iou(boxes[a], boxes[b]) <= config.nms_iou
     read = read_dice(frame, replace(config, look_face=0.0)).dice  # no second look's boxes
     assert read and {d.bbox for d in read} <= {tuple(float(v) for v in b) for b in boxes}
     few = candidates(frame, DiceConfig(peak_threshold=0.1, die_threshold=0.15, max_dice=2))[0]
