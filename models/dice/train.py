@@ -542,6 +542,10 @@ def main() -> None:
                         help="share of the scenes that are not close-ups seen through a "
                         "wide-angle lens (vision.render.dice.wide_lens): dice away from its "
                         "axis show the side faces that face it")
+    parser.add_argument("--camera-augment", action="store_true",
+                        help="train the classifier on its crops as a softer, duller camera "
+                        "might give them (camera_augment: contrast, gamma, washed-out colour, "
+                        "blur, a lower resolution)")
     parser.add_argument("--mine-negatives", metavar="DETECTOR",
                         help="a detector (.onnx): the classifier's crops also hold, as "
                         "not-a-die, what it proposes in each table scene away from every die "
@@ -639,7 +643,8 @@ def main() -> None:
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
-                         args.clear_weight, args.lr, args.classifier_arch)
+                         args.clear_weight, args.lr, args.classifier_arch,
+                         args.camera_augment)
 
 
 def cache_cut(cut: CropCut) -> dict[str, np.ndarray]:
@@ -802,6 +807,33 @@ def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(out, 0, 255)
 
 
+def camera_augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each crop of ``batch`` ``(N, H, W, 3)`` as a softer, duller camera might give it: its
+    contrast scaled by 0.6-1.15 about its mean and a gamma of 0.75-1.35, for some crops the
+    colour washed out towards grey (up to half), a Gaussian blur of 0.4-1.2 px, or the crop
+    shrunk to 0.45-0.85 of its side and enlarged back (a die seen at a lower resolution).
+    Photometric and resolution changes only: the labels stay true. Returns float32."""
+    out = batch.astype(np.float32)
+    n, h, w = out.shape[:3]
+    mean = out.mean(axis=(1, 2, 3), keepdims=True)
+    out = mean + (out - mean) * rng.uniform(0.6, 1.15, (n, 1, 1, 1)).astype(np.float32)
+    out = 255.0 * (np.clip(out, 0, 255) / 255.0) ** rng.uniform(0.75, 1.35, (n, 1, 1, 1)
+                                                                 ).astype(np.float32)
+    grey = out.mean(axis=3, keepdims=True)
+    wash = rng.uniform(0, 0.5, (n, 1, 1, 1)) * (rng.random((n, 1, 1, 1)) < 0.5)
+    out = out + (grey - out) * wash.astype(np.float32)
+    for i in range(n):
+        u = rng.random()
+        if u < 0.4:
+            out[i] = cv2.GaussianBlur(out[i], (0, 0), float(rng.uniform(0.4, 1.2)))
+        elif u < 0.7:
+            f = float(rng.uniform(0.45, 0.85))
+            small = cv2.resize(out[i], (max(4, round(w * f)), max(4, round(h * f))),
+                               interpolation=cv2.INTER_AREA)
+            out[i] = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    return np.clip(out, 0, 255)
+
+
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
                    hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
                    init: Path | None = None, lr: float | None = None) -> None:
@@ -840,7 +872,7 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
                      clear_weight: float = 1.0, lr: float | None = None,
-                     arch: str = CLASSIFIER_ARCH) -> None:
+                     arch: str = CLASSIFIER_ARCH, camera: bool = False) -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
@@ -855,7 +887,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
     step, batch = 0, 128
     while time.time() - start < budget:
         idx = rng.integers(0, len(xtr), batch)
-        xb = augment(xtr[idx], rng)
+        xb = augment(camera_augment(xtr[idx], rng) if camera else xtr[idx], rng)
         # the face may be turned any way: rotate by multiples of 90 degrees and flip
         k = int(rng.integers(0, 4))
         xb = np.rot90(xb, k, axes=(1, 2))

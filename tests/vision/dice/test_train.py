@@ -22,6 +22,7 @@ from models.dice.train import (  # noqa: E402
     Detector,
     SceneMix,
     cache_cut,
+    camera_augment,
     check_cache_crops,
     crops_from,
     export,
@@ -125,6 +126,26 @@ def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
     crops0, crops5 = np.concatenate(square[5]), np.concatenate(shaped[5])
     assert crops0.shape == crops5.shape == (len(square[6]), CROP, CROP, 3)
     assert not np.array_equal(crops0, crops5)  # the windows follow the boxes' shapes
+
+
+def test_the_camera_augment_softens_the_crops_without_moving_what_is_in_them() -> None:
+    import cv2
+
+    crops = np.concatenate(render_data(4, np.random.default_rng(2), SceneMix())[5])[:64]
+    soft = camera_augment(crops, np.random.default_rng(0))
+    assert soft.shape == crops.shape and soft.dtype == np.float32
+    assert soft.min() >= 0 and soft.max() <= 255
+    assert np.array_equal(soft, camera_augment(crops, np.random.default_rng(0)))  # seeded
+    grey, soft_grey = crops.astype(np.float32).mean(axis=3), soft.mean(axis=3)
+    same_place = [np.corrcoef(a.ravel(), b.ravel())[0, 1] for a, b in zip(grey, soft_grey,
+                                                                            strict=True)
+                  if a.std() > 5]
+    assert np.median(same_place) > 0.8  # photometric and resolution changes only
+
+    def edges(g: np.ndarray) -> float:
+        return float(np.mean([np.abs(cv2.Laplacian(x, cv2.CV_32F)).mean() for x in g]))
+
+    assert edges(soft_grey) < 0.9 * edges(grey)  # softer on the whole
 
 
 def test_a_die_is_cut_from_a_box_of_its_top_face_shape() -> None:
