@@ -809,9 +809,9 @@ def augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def camera_augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Each crop of ``batch`` ``(N, H, W, 3)`` as a softer, duller camera might give it: its
-    contrast scaled by 0.6-1.15 about its mean and a gamma of 0.75-1.35, for some crops the
-    colour washed out towards grey (up to half), a Gaussian blur of 0.4-1.2 px, or the crop
-    shrunk to 0.45-0.85 of its side and enlarged back (a die seen at a lower resolution).
+    contrast scaled by 0.6-1.15 about its mean and a gamma of 0.75-1.35; half of the crops
+    washed out towards grey by up to a half; 40% blurred by 0.4-1.2 px, or else 30% shrunk to
+    0.45-0.85 of their side and enlarged back (a die seen at a lower resolution).
     Photometric and resolution changes only: the labels stay true. Returns float32."""
     out = batch.astype(np.float32)
     n, h, w = out.shape[:3]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -129,8 +130,6 @@ def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
 
 
 def test_the_camera_augment_softens_the_crops_without_moving_what_is_in_them() -> None:
-    import cv2
-
     crops = np.concatenate(render_data(4, np.random.default_rng(2), SceneMix())[5])[:64]
     soft = camera_augment(crops, np.random.default_rng(0))
     assert soft.shape == crops.shape and soft.dtype == np.float32
