@@ -89,9 +89,10 @@ class DiceConfig:
         box's sides reaches this many work-image pixels, the sizes the first pass reads
         poorly; the kept ones are pooled with the first pass's before the one suppression.
     coarse_part_share : a die found by the first pass with at least this share of its box
-        inside the box of a die found by the coarse pass (both kept by the classifier) is
-        taken for a part of that large die (a peak on one of its big pips or on part of its
-        face) and dropped.
+        inside the box of a die found whole, by the coarse pass or by the second look (both
+        kept by the classifier), is taken for a part of that large die (a peak on one of its
+        big pips or on part of its face) and dropped (the second look's since session 30,
+        models/dice/HISTORY.md).
     look_face : the second look (0: none). A kept candidate the classifier cannot read (no
         value at ``value_threshold``, or cocked or unreadable) is looked at again: the
         detector runs over a ``look_window`` square around it, scaled so that its face is
@@ -105,7 +106,8 @@ class DiceConfig:
         only when it reads a value at this probability or more and is not "none": surer
         than ``value_threshold``, as the second look's gains at 0.6 came with one wrong value
         in ten. The boxes are suppressed once more (``nms_iou``) afterwards: the parts of
-        one large die can each find that die.
+        one large die can each find that die; a part that finds nothing is dropped when it
+        lies inside the die found (``coarse_part_share``).
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -464,29 +466,29 @@ def _look_again(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
 
 def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs: np.ndarray,
                  crops: np.ndarray, clear: np.ndarray, sess: object, turns: int,
-                 config: DiceConfig) -> bool:
+                 config: DiceConfig) -> np.ndarray:
     """Look again at each kept candidate read without a value (:func:`_look_again`) and,
     where the new box's crop reads a value at ``look_threshold`` and is not "none", take its
-    box, crop and readings in place of the first. Whether any was taken."""
+    box, crop and readings in place of the first. Which candidates were taken (a mask)."""
+    taken = np.zeros(len(boxes), bool)
     unsure = [i for i, (score, p) in enumerate(zip(scores, probs, strict=True))
               if _kept(score, p, config) and not _has_value(p, config.value_threshold)]
     if not unsure:
-        return False
+        return taken
     moved = [(i, box) for i, box in zip(unsure, _look_again(image, boxes[unsure], config),
                                         strict=True) if box is not None]
     if not moved:
-        return False
+        return taken
     new_boxes = np.array([box for _, box in moved])
     new_crops = crop_batch(image, new_boxes, aspect=config.crop_aspect)
     new_probs, new_clear = _classify(sess, new_crops, turns, config.turn_confidence)
     h, w = image.shape[:2]
-    taken = False
     for k, (i, box) in enumerate(moved):
         if new_probs[k][0] <= config.none_threshold and _has_value(new_probs[k],
                                                                    config.look_threshold):
             boxes[i] = np.clip(box, 0, [w, h, w, h])
             probs[i], crops[i], clear[i] = new_probs[k], new_crops[k], new_clear[k]
-            taken = True
+            taken[i] = True
     return taken
 
 
@@ -552,19 +554,22 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     sess = _session(config.classifier_path)
     turns = max(1, min(4, config.rotations))
     probs, clear = _classify(sess, crops, turns, config.turn_confidence)
-    if config.look_face > 0 and _second_look(image, boxes, scores, probs, crops, clear, sess,
-                                             turns, config):
-        keep = sorted(_nms(boxes, scores, config.nms_iou, config.max_dice))
-        boxes, scores, probs, crops, clear, coarse = (
-            a[keep] for a in (boxes, scores, probs, crops, clear, coarse))
-    read = []  # (die, whether the coarse pass found it)
-    for box, score, p, crop, c, whole in zip(boxes, scores, probs, crops, clear, coarse,
-                                             strict=True):
+    # whole: found whole by the coarse pass or by the second look
+    whole = coarse.copy()
+    if config.look_face > 0:
+        looked = _second_look(image, boxes, scores, probs, crops, clear, sess, turns, config)
+        if looked.any():
+            keep = sorted(_nms(boxes, scores, config.nms_iou, config.max_dice))
+            boxes, scores, probs, crops, clear, whole = (
+                a[keep] for a in (boxes, scores, probs, crops, clear, whole | looked))
+    read = []  # (die, whether it was found whole)
+    for box, score, p, crop, c, w in zip(boxes, scores, probs, crops, clear, whole,
+                                         strict=True):
         die = _die(tuple(float(v) for v in box), score, p, crop, c, config)
         if die is not None:
-            read.append((die, whole))
-    wholes = [die.bbox for die, whole in read if whole]
-    dice = [die for die, whole in read
-            if whole or share_inside(die.bbox, wholes) < config.coarse_part_share]
+            read.append((die, w))
+    wholes = [die.bbox for die, w in read if w]
+    dice = [die for die, w in read
+            if w or share_inside(die.bbox, wholes) < config.coarse_part_share]
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
     return DiceReading(tuple(dice), hand)

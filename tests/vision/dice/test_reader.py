@@ -105,10 +105,10 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
 
 def test_a_second_look_reads_the_die_its_parts_could_not():
     """A close-up of a die of most of the frame, neither pass boxing it whole: the first pass
-    peaks on three parts of its face, none of which reads as a value. Looked at again, they
-    find the whole face, read 6, and two of the three become that die. The third part stays,
-    unread, beside it (a leftover the reader does not yet absorb: models/dice/HISTORY.md,
-    "Session 30")."""
+    peaks on three parts of its face, none of which reads as a value. Looked at again, two of
+    them find the whole face, read 6, and become that die; the third, lying inside it, is
+    taken for its part and dropped, as the coarse pass drops the parts of a die it finds
+    whole."""
     rng = np.random.default_rng([7732, 1])
     frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
     face = [lb for lb in labels if lb["state"] == "flat"]
@@ -116,13 +116,14 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     first = read_dice(frame, DiceConfig(look_face=0.0)).dice
     assert len(first) == 3 and all(d.value is None for d in first)
     assert read_dice(frame, DiceConfig(look_threshold=1.01)).dice == first  # none sure enough
-    again = read_dice(frame).dice
-    assert len(again) < len(first)
-    (die,) = [d for d in again if d.value is not None]
+    (die,) = read_dice(frame).dice
     h, w = frame.shape[:2]
     assert die.value == 6 and die.state == "flat"
     assert 0 <= die.bbox[0] < die.bbox[2] <= w and 0 <= die.bbox[1] < die.bbox[3] <= h
     assert match([die.bbox], [face[0]["bbox"]]) == [(0, 0)]
+    # the part that lay inside the whole die stays when parts are kept
+    kept = read_dice(frame, DiceConfig(coarse_part_share=1.01)).dice
+    assert len(kept) == 2 and die in kept
 
 
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
