@@ -106,8 +106,8 @@ class DiceConfig:
         only when it reads a value at this probability or more and is not "none": surer
         than ``value_threshold``, as the second look's gains at 0.6 came with one wrong value
         in ten. The boxes are suppressed once more (``nms_iou``) afterwards: the parts of
-        one large die can each find that die; a part that finds nothing is dropped when it
-        lies inside the die found (``coarse_part_share``).
+        one large die can each find that die, and any other kept die lying inside a die the
+        look found is dropped as its part (``coarse_part_share``).
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -562,13 +562,13 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
             boxes, scores, probs, crops, clear, whole = (
                 a[keep] for a in (boxes, scores, probs, crops, clear, whole | looked))
     read = []  # (die, whether it was found whole)
-    for box, score, p, crop, c, w in zip(boxes, scores, probs, crops, clear, whole,
-                                         strict=True):
+    for box, score, p, crop, c, found in zip(boxes, scores, probs, crops, clear, whole,
+                                             strict=True):
         die = _die(tuple(float(v) for v in box), score, p, crop, c, config)
         if die is not None:
-            read.append((die, w))
-    wholes = [die.bbox for die, w in read if w]
-    dice = [die for die, w in read
-            if w or share_inside(die.bbox, wholes) < config.coarse_part_share]
+            read.append((die, found))
+    wholes = [die.bbox for die, found in read if found]
+    dice = [die for die, found in read
+            if found or share_inside(die.bbox, wholes) < config.coarse_part_share]
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
     return DiceReading(tuple(dice), hand)
