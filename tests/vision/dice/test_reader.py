@@ -105,11 +105,9 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
 
 def test_a_second_look_reads_the_die_its_parts_could_not():
     """A close-up of a die of most of the frame, neither pass boxing it whole: the first pass
-    peaks on three parts of its face, none of which reads as a value. Looked at again, two of
-    them find the whole face, read 6, and become that die; the third, lying inside it, is
-    taken for its part and dropped, as the coarse pass drops the parts of a die it finds
-    whole."""
-    rng = np.random.default_rng([7732, 1])
+    peaks on three parts of its face, none of which reads as a value. Looked at again, they
+    find the whole face, read 6, and become that one die."""
+    rng = np.random.default_rng([7270, 1])
     frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
     face = [lb for lb in labels if lb["state"] == "flat"]
     assert [lb["value"] for lb in face] == [6]
@@ -121,9 +119,24 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     assert die.value == 6 and die.state == "flat"
     assert 0 <= die.bbox[0] < die.bbox[2] <= w and 0 <= die.bbox[1] < die.bbox[3] <= h
     assert match([die.bbox], [face[0]["bbox"]]) == [(0, 0)]
-    # the part that lay inside the whole die stays when parts are kept
-    kept = read_dice(frame, DiceConfig(coarse_part_share=1.01)).dice
-    assert len(kept) == 2 and die in kept
+
+
+def test_a_die_the_second_look_finds_whole_drops_its_parts():
+    """Without the coarse pass, the first pass splits a close-up 4 into an unreadable part and
+    a part that reads 2 by itself. The second look at the unreadable part finds the whole 4;
+    the 2 lies inside it and is dropped as its part, as the coarse pass drops the parts of a
+    die it finds whole (``coarse_part_share``)."""
+    rng = np.random.default_rng([5461, 1])
+    frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
+    face = [lb for lb in labels if lb["state"] == "flat"]
+    assert [lb["value"] for lb in face] == [4]
+    config = DiceConfig(coarse_scale=0.0)
+    first = read_dice(frame, replace(config, look_face=0.0)).dice
+    assert sorted(str(d.value) for d in first) == ["2", "None"]
+    (die,) = read_dice(frame, config).dice
+    assert die.value == 4 and match([die.bbox], [face[0]["bbox"]]) == [(0, 0)]
+    kept = read_dice(frame, replace(config, coarse_part_share=1.01)).dice  # nothing is a part
+    assert sorted(d.value for d in kept) == [2, 4] and die in kept
 
 
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
