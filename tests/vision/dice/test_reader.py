@@ -140,6 +140,23 @@ def test_a_die_the_second_look_finds_whole_drops_its_parts():
     assert sorted(d.value for d in kept) == [2, 4] and die in kept
 
 
+def test_a_second_look_reads_a_die_the_classifier_rejected():
+    """A close-up 2 whose first crop the classifier calls "not a die" (0.55 against 0.42 for
+    2): without ``look_rejected`` it is lost; looked at again from its strong peak, the new
+    crop reads 2 surely, and the die is kept with that value and a box on its face."""
+    rng = np.random.default_rng([2664, 1])
+    frame, labels = render_closeup(rng, int(rng.integers(44, 129)))
+    face = [lb for lb in labels if lb["state"] == "flat"]
+    assert [lb["value"] for lb in face] == [2]
+    never = read_dice(frame, DiceConfig(look_rejected=math.inf)).dice
+    assert match([d.bbox for d in never], [face[0]["bbox"]]) == []
+    assert read_dice(frame, DiceConfig(look_threshold=1.01)).dice == never  # not sure enough
+    dice = read_dice(frame).dice
+    ((k, _),) = match([d.bbox for d in dice], [face[0]["bbox"]])
+    assert (dice[k].value, dice[k].state) == (2, "flat")
+    assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
+
+
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
 def test_a_second_look_boxes_the_face_a_box_missed(window):
     from vision.dice.reader import _look_again
