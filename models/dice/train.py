@@ -743,10 +743,10 @@ def _miner(flag: str, detector: str | None, threshold: float) -> DiceConfig | No
         return None
     if not Path(detector).is_file():
         raise SystemExit(f"{flag} {detector}: no such detector file")
-    # the first pass alone, as sessions 21-23 mined their caches (the coarse pass, on in
-    # the reader since session 25, keeps only boxes larger than these scenes' dice)
+    # the first pass alone, as sessions 21-23 mined their caches (the reader's coarse and
+    # middle passes came later, in sessions 25 and 32)
     return DiceConfig(detector_path=detector, peak_threshold=threshold,
-                      die_threshold=threshold, coarse_scale=0.0)
+                      die_threshold=threshold, coarse_scale=0.0, mid_scale=0.0)
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),

@@ -5,7 +5,8 @@ Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
 1. a centre-heatmap detector (stride 4) on the frame scaled so that its longer side is at most
    ``DiceConfig.work_size``: one peak per die top face, with the face's box size, and a map of
    where a hand covers the table (the reading's ``hand`` flag); run again over that image
-   shrunk to a quarter (``coarse_scale``) for the dice too large for the first pass;
+   shrunk by half (``mid_scale``) and to a quarter (``coarse_scale``) for the dice too large
+   for the first pass;
 2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
    frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``, and whether the die is
    translucent;
@@ -89,6 +90,17 @@ class DiceConfig:
     coarse_min_side : a coarse-pass candidate is kept only when the geometric mean of its
         box's sides reaches this many work-image pixels, the sizes the first pass reads
         poorly; the kept ones are pooled with the first pass's before the one suppression.
+    mid_scale : a middle pass between the first and the coarse one (0: none), over the work
+        image shrunk by this factor, its boxes kept from ``mid_min_side`` work-image pixels
+        and treated as the coarse pass's (found whole; the first pass's dice inside them are
+        their parts). A die of 100-250 work-image pixels is beyond the first pass's learnt
+        sizes and, at a quarter, small enough for the coarse pass to miss; at half it is a
+        size the detector knows. 0.5 since session 32 (rule ZZZ: 37 more dice read right on
+        an unseen rendered sample, 27 of them on the set of dice of 100-220 px, two fewer
+        wrong values, as many false positives; about 1 ms per 1280x720 frame;
+        models/dice/HISTORY.md).
+    mid_min_side : the middle pass's ``coarse_min_side``: 64, as dice under it are well
+        inside the first pass's sizes.
     coarse_part_share : a die found by the first pass with at least this share of its box
         inside the box of a die found whole, by the coarse pass or by the second look (both
         kept by the classifier), is taken for a part of that large die (a peak on one of its
@@ -136,6 +148,8 @@ class DiceConfig:
     crop_aspect: float = 0.75
     coarse_scale: float = 0.25
     coarse_min_side: float = 96.0
+    mid_scale: float = 0.5
+    mid_min_side: float = 64.0
     coarse_part_share: float = 0.7
     look_face: float = 52.0
     look_window: int = 128
@@ -249,8 +263,8 @@ def _detect(image: np.ndarray, config: DiceConfig,
             ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
     """Candidate top-face boxes ``(N, 4)`` in image pixels, their scores ``(N,)``, whether
     a hand is in view (False with a detector that has no hand channel), and which boxes
-    ``(N,)`` come from the coarse pass: the first pass over the work image and, with
-    ``coarse_scale``, the large boxes of a coarse pass."""
+    ``(N,)`` come from a coarser pass: the first pass over the work image and the large
+    boxes of the middle (``mid_scale``) and coarse (``coarse_scale``) passes."""
     h, w = image.shape[:2]
     scale = min(1.0, config.work_size / max(h, w))
     if max(h, w) < config.min_side:
@@ -259,11 +273,14 @@ def _detect(image: np.ndarray, config: DiceConfig,
     small = image if (sw, sh) == (w, h) else _shrink(image, (sw, sh), scale)
     boxes, scores, hand = _pass(small, scale, config)
     coarse = np.zeros(len(boxes), bool)
-    if config.coarse_scale > 0:
-        cw, ch = max(1, round(sw * config.coarse_scale)), max(1, round(sh * config.coarse_scale))
-        more, more_scores, _ = _pass(_shrink(small, (cw, ch), config.coarse_scale),
-                                     scale * config.coarse_scale, config, "coarse")
-        large = _side(more) * scale >= config.coarse_min_side
+    for factor, min_side, role in ((config.mid_scale, config.mid_min_side, "mid"),
+                                   (config.coarse_scale, config.coarse_min_side, "coarse")):
+        if factor <= 0:
+            continue
+        cw, ch = max(1, round(sw * factor)), max(1, round(sh * factor))
+        more, more_scores, _ = _pass(_shrink(small, (cw, ch), factor), scale * factor, config,
+                                     role)
+        large = _side(more) * scale >= min_side
         boxes = np.concatenate([boxes, more[large]])
         scores = np.concatenate([scores, more_scores[large]])
         coarse = np.concatenate([coarse, np.ones(int(large.sum()), bool)])
