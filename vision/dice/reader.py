@@ -96,7 +96,7 @@ class DiceConfig:
         their parts). A die of 100-250 work-image pixels is beyond the first pass's learnt
         sizes and, at a quarter, small enough for the coarse pass to miss; at half it is a
         size the detector knows. 0.5 since session 32 (rule ZZZ: 37 more dice read right on
-        an unseen rendered sample, 27 of them on the set of dice of 100-220 px, two fewer
+        an unseen rendered sample, 20 of them on the set of dice of 100-220 px, two fewer
         wrong values, as many false positives; about 1 ms per 1280x720 frame;
         models/dice/HISTORY.md).
     mid_min_side : the middle pass's ``coarse_min_side``: 64, as dice under it are well
@@ -119,7 +119,8 @@ class DiceConfig:
         never): a box that is off can make a die's crop look like no die. The new crop must
         pass the same bar as any second look (``look_threshold``, not "none"). 0.5 since
         session 32 (rule YYY: 19 more dice read right on an unseen rendered sample of
-        9200 dice, no more wrong values, one more false positive; models/dice/HISTORY.md).
+        thirteen sets, no more wrong values, one more false positive;
+        models/dice/HISTORY.md).
     look_window : the second look's window side in pixels (rounded up to a multiple of 16).
     look_threshold : the second look's crop replaces the first (box, reading and colour)
         only when it reads a value at this probability or more and is not "none": surer
@@ -497,12 +498,12 @@ def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs
     crop reads a value at ``look_threshold`` and is not "none", take its box, crop and
     readings in place of the first. Which candidates were taken (a mask)."""
     taken = np.zeros(len(boxes), bool)
-    unsure = [i for i, (score, p) in enumerate(zip(scores, probs, strict=True))
-              if (not _has_value(p, config.value_threshold) if _kept(score, p, config)
-                  else score >= config.look_rejected)]
-    if not unsure:
+    again = [i for i, (score, p) in enumerate(zip(scores, probs, strict=True))
+             if (not _has_value(p, config.value_threshold) if _kept(score, p, config)
+                 else score >= config.look_rejected)]
+    if not again:
         return taken
-    moved = [(i, box) for i, box in zip(unsure, _look_again(image, boxes[unsure], config),
+    moved = [(i, box) for i, box in zip(again, _look_again(image, boxes[again], config),
                                         strict=True) if box is not None]
     if not moved:
         return taken

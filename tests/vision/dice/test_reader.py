@@ -119,10 +119,10 @@ def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
 
 def test_a_second_look_reads_the_die_its_parts_could_not():
     """A close-up of a die of most of the frame, neither the first nor the coarse pass boxing
-    it whole: the first pass
-    peaks on three parts of its face, none of which reads as a value. Looked at again, they
-    find the whole face, read 6, and become that one die. (Since session 32 the middle pass
-    finds this die whole at once; the second look is tested without it.)"""
+    it whole: the first pass peaks on three parts of its face, none of which reads as a
+    value. Looked at again, they find the whole face, read 6, and become that one die. (Since
+    session 32 the middle pass finds this die whole at once; the second look is tested
+    without it.)"""
     rng = np.random.default_rng([7270, 1])
     frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
     face = [lb for lb in labels if lb["state"] == "flat"]
