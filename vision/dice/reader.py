@@ -582,7 +582,7 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     sess = _session(config.classifier_path)
     turns = max(1, min(4, config.rotations))
     probs, clear = _classify(sess, crops, turns, config.turn_confidence)
-    whole = coarse  # found whole: by the coarse pass, or (below) by the second look
+    whole = coarse  # found whole: by a coarser pass, or (below) by the second look
     if config.look_face > 0:
         looked = _second_look(image, boxes, scores, probs, crops, clear, sess, turns, config)
         if looked.any():
