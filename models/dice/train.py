@@ -743,10 +743,12 @@ def _miner(flag: str, detector: str | None, threshold: float) -> DiceConfig | No
         return None
     if not Path(detector).is_file():
         raise SystemExit(f"{flag} {detector}: no such detector file")
-    # the first pass alone, as sessions 21-23 mined their caches (the reader's coarse and
-    # middle passes came later, in sessions 25 and 32)
+    # the first pass alone at one threshold, as sessions 21-23 mined their caches (the
+    # reader's coarse and middle passes and its weak peaks came later, in sessions 25, 32
+    # and 33)
     return DiceConfig(detector_path=detector, peak_threshold=threshold,
-                      die_threshold=threshold, coarse_scale=0.0, mid_scale=0.0)
+                      die_threshold=threshold, coarse_scale=0.0, mid_scale=0.0,
+                      weak_threshold=math.inf)
 
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),

@@ -128,6 +128,14 @@ class DiceConfig:
         in ten. The boxes are suppressed once more (``nms_iou``) afterwards: the parts of
         one large die can each find that die, and any other kept die lying inside a die the
         look found is dropped as its part (``coarse_part_share``).
+    weak_threshold : a weak peak, of detector score at least this but under
+        ``die_threshold``, is also given to the classifier (infinity: never), and kept only
+        as a die read with a value at ``weak_value`` or more: a die the detector is unsure
+        of (a pale die on a pale table, a soft webcam frame) that the classifier reads
+        surely. 0.25 since session 33 (rule AAAA: 29 more dice read right on an unseen
+        rendered sample of thirteen sets, one more wrong value, five more false positives;
+        models/dice/HISTORY.md).
+    weak_value : the value probability a weak peak's crop must reach to be kept.
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
@@ -156,6 +164,8 @@ class DiceConfig:
     look_window: int = 128
     look_rejected: float = 0.5
     look_threshold: float = 0.8
+    weak_threshold: float = 0.25
+    weak_value: float = 0.9
     max_dice: int = 40
     nms_iou: float = 0.3
     hand_threshold: float = 0.5
@@ -313,16 +323,16 @@ def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "",
     if out.shape[0] > 3:  # hand channel, over the frame without its padding
         cells = _sigmoid(out[3, :max(1, sh // STRIDE), :max(1, sw // STRIDE)])
         hand = bool((cells >= config.hand_threshold).mean() >= config.hand_min_share)
-    boxes, scores = _peaks(out, config)
+    boxes, scores = _peaks(out, min(config.peak_threshold, config.weak_threshold))
     return boxes / scale, scores, hand
 
 
-def _peaks(out: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.ndarray]:
+def _peaks(out: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """The boxes ``(N, 4)`` (in the detector input's pixels) and scores ``(N,)`` of the local
-    maxima of one detector output ``(C, H / 4, W / 4)`` that reach ``peak_threshold``."""
+    maxima of one detector output ``(C, H / 4, W / 4)`` that reach ``threshold``."""
     heat = _sigmoid(out[0])
     peaks = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
-    ys, xs = np.nonzero(peaks & (heat >= config.peak_threshold))
+    ys, xs = np.nonzero(peaks & (heat >= threshold))
     if len(xs) == 0:
         return np.zeros((0, 4)), np.zeros(0)
     bw = np.exp(out[1, ys, xs]) * STRIDE
@@ -360,9 +370,10 @@ def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.nd
     is given, their detector scores ``(N,)`` (strongest first, one box per die after
     non-maximum suppression, at most ``max_dice``), and whether a hand is in view.
 
-    A peak below ``die_threshold`` is not a candidate: the classifier's "is a die"
-    probability is at most 1, so it could never be kept. The trainer mines the classifier's
-    hard negatives with it (``models/dice/train.py --mine-negatives``).
+    A peak below ``die_threshold`` is not a candidate unless it reaches ``weak_threshold``
+    (a weak peak, kept only if the classifier reads a sure value): the classifier's "is a
+    die" probability is at most 1, so it could never be kept otherwise. The trainer mines
+    the classifier's hard negatives with it (``models/dice/train.py --mine-negatives``).
 
     Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
     """
@@ -375,7 +386,8 @@ def _candidates(image: np.ndarray, config: DiceConfig,
     """:func:`candidates`, and which of the boxes come from the coarse pass."""
     boxes, scores, hand, coarse = _detect(image, config)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
-    keep = [i for i in keep if scores[i] >= config.die_threshold]
+    floor = min(config.die_threshold, config.weak_threshold)
+    keep = [i for i in keep if scores[i] >= floor]
     return boxes[keep], scores[keep], hand, coarse[keep]
 
 
@@ -456,7 +468,10 @@ def _classify(sess: object, crops: np.ndarray, turns: int,
 
 def _kept(score: float, p: np.ndarray, config: DiceConfig) -> bool:
     """Whether a candidate of detector score ``score`` and class probabilities ``p`` is a die
-    (:func:`_die` keeps it, with or without a value)."""
+    (:func:`_die` keeps it, with or without a value). A weak peak (``weak_threshold``) is
+    kept only when it reads a value at ``weak_value``."""
+    if score < config.die_threshold:
+        return score >= config.weak_threshold and _has_value(p, config.weak_value)
     return p[0] <= config.none_threshold and score * (1.0 - p[0]) >= config.die_threshold
 
 
@@ -478,7 +493,7 @@ def _look_again(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
     out = sess.run(None, {"input": _prep(windows)})[0]  # type: ignore[attr-defined]
     found: list[np.ndarray | None] = []
     for o, (x0, y0, x1, y1) in zip(out, boxes, strict=True):
-        peaks, _ = _peaks(o, config)
+        peaks, _ = _peaks(o, config.peak_threshold)
         centres = (peaks[:, :2] + peaks[:, 2:]) / 2 - n / 2
         off = np.hypot(centres[:, 0], centres[:, 1])
         if len(off) == 0 or off.min() > config.look_face / 2:

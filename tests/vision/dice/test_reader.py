@@ -106,12 +106,15 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
 def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
     """A die of 266 px in a 640x480 frame (213 px in the 512 px work image): too large for
     the first pass, which does not peak on it, and at a quarter too small for the coarse
-    pass, whose one weak peak stays under ``die_threshold``. Shrunk by half it is a size the
-    detector knows: the middle pass finds it, and it reads 2 at its face's box."""
+    pass, whose one peak stays under ``die_threshold``. Shrunk by half it is a size the
+    detector knows: the middle pass finds it, and it reads 2 at its face's box. (Since session
+    33 the coarse pass's weak peak is classified too and reads 2; the passes are compared
+    without weak peaks.)"""
     frame, labels = render_scene(np.random.default_rng([1189, 2]), count=(1, 2),
                                  size_px=(100.0, 220.0), tilt_deg=(0.0, 45.0))
     assert [(lb["value"], lb["state"]) for lb in labels] == [(2, "flat")]
-    assert read_dice(frame, DiceConfig(mid_scale=0.0)).dice == ()
+    assert read_dice(frame, DiceConfig(mid_scale=0.0, weak_threshold=math.inf)).dice == ()
+    assert [d.value for d in read_dice(frame, DiceConfig(mid_scale=0.0)).dice] == [2]
     (die,) = read_dice(frame).dice
     assert (die.value, die.state) == (2, "flat")
     assert match([die.bbox], [labels[0]["bbox"]]) == [(0, 0)]
@@ -176,6 +179,24 @@ def test_a_second_look_reads_a_die_the_classifier_rejected():
     assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
 
 
+def test_a_weak_peak_is_kept_when_the_classifier_reads_it_surely():
+    """A black 3 with yellow pips on dark wood: the detector's peak on it (0.27) is under
+    ``die_threshold`` (0.35), so without ``weak_threshold`` it is never classified and the
+    die is lost. Given to the classifier as a weak peak it reads 3 at 0.96 and is kept, and
+    nothing else changes. A weak peak is kept only with a sure value: with ``weak_value``
+    above 1, it is lost again."""
+    rng = np.random.default_rng([165, 3])
+    frame, labels = render_scene(rng, count=(1, 4), size_px=(30, 70))
+    (black,) = [lb for lb in labels if lb["value"] == 3 and lb["bbox"][0] > 500]
+    never = read_dice(frame, DiceConfig(weak_threshold=math.inf)).dice
+    assert match([d.bbox for d in never], [black["bbox"]]) == []
+    assert read_dice(frame, DiceConfig(weak_value=1.01)).dice == never
+    dice = read_dice(frame).dice
+    ((k, _),) = match([d.bbox for d in dice], [black["bbox"]])
+    assert (dice[k].value, dice[k].state) == (3, "flat")
+    assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
+
+
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
 def test_a_second_look_boxes_the_face_a_box_missed(window):
     from vision.dice.reader import _look_again
@@ -210,7 +231,7 @@ def test_a_box_share_inside_others():
 def test_config_thresholds_are_used():
     frame = np.full((240, 320, 3), (60, 110, 150), np.uint8)
     draw_dice(frame, [DieSpec(3, "red", (160.0, 130.0), 60.0)], np.random.default_rng(0))
-    assert read_dice(frame, DiceConfig(peak_threshold=1.01)).dice == ()
+    assert read_dice(frame, DiceConfig(peak_threshold=1.01, weak_threshold=1.01)).dice == ()
     unread = read_dice(frame, DiceConfig(value_threshold=1.01)).dice
     assert all(d.value is None and d.state == "unreadable" for d in unread)
 
@@ -226,8 +247,9 @@ def test_candidates_that_cannot_be_kept_are_not_classified(monkeypatch):
                         lambda image, boxes, **kw: cropped.append(len(boxes))
                         or real(image, boxes, **kw))
     assert [d.value for d in read_dice(frame).dice] == [3] and cropped[-1] >= 1
-    # no detector score reaches a die_threshold above 1: nothing is classified
-    assert read_dice(frame, DiceConfig(die_threshold=1.01)).dice == ()
+    # no detector score reaches a die_threshold (nor a weak_threshold) above 1: nothing is
+    # classified
+    assert read_dice(frame, DiceConfig(die_threshold=1.01, weak_threshold=1.01)).dice == ()
     assert len(cropped) == 1
 
 
