@@ -132,8 +132,10 @@ class DiceConfig:
         ``die_threshold``, is also given to the classifier (infinity: never), and kept only
         as a die read with a value at ``weak_value`` or more: a die the detector is unsure
         of (a pale die on a pale table, a soft webcam frame) that the classifier reads
-        surely. 0.25 since session 33 (rule AAAA: 29 more dice read right on an unseen
-        rendered sample of thirteen sets, one more wrong value, five more false positives;
+        surely. Any candidate from this score up is kept when it reads so, so that a
+        stronger peak never loses where a weaker one would be kept. 0.25 since session 33
+        (rules AAAA and BBBB: 29 more dice read right on an unseen rendered sample of
+        thirteen sets, one more wrong value, five more false positives;
         models/dice/HISTORY.md).
     weak_value : the value probability a weak peak's crop must reach to be kept.
     max_dice : at most this many dice per frame (strongest first).
@@ -468,10 +470,11 @@ def _classify(sess: object, crops: np.ndarray, turns: int,
 
 def _kept(score: float, p: np.ndarray, config: DiceConfig) -> bool:
     """Whether a candidate of detector score ``score`` and class probabilities ``p`` is a die
-    (:func:`_die` keeps it, with or without a value). A weak peak (``weak_threshold``) is
-    kept only when it reads a value at ``weak_value``."""
-    if score < config.die_threshold:
-        return score >= config.weak_threshold and _has_value(p, config.weak_value)
+    (:func:`_die` keeps it, with or without a value). Any candidate that reaches
+    ``weak_threshold`` and reads a value at ``weak_value`` is kept: a weak peak only so, and
+    a stronger one never loses where a weaker one with the same reading is kept."""
+    if score >= config.weak_threshold and _has_value(p, config.weak_value):
+        return True
     return p[0] <= config.none_threshold and score * (1.0 - p[0]) >= config.die_threshold
 
 

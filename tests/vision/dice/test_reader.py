@@ -197,6 +197,22 @@ def test_a_weak_peak_is_kept_when_the_classifier_reads_it_surely():
     assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
 
 
+def test_a_stronger_peak_keeps_what_a_weaker_one_with_the_same_reading_keeps():
+    """The weak rule is monotone in the detector's score: a peak of 0.36 reading 3 at 0.93
+    ("none" 0.07) is kept as a peak of 0.27 with that reading is, although 0.36 x 0.93 is
+    under ``die_threshold``. Under ``weak_threshold``, or without a sure value, it is not."""
+    from vision.dice.reader import _kept
+
+    sure = np.array([0.07, 0.0, 0.0, 0.93, 0.0, 0.0, 0.0, 0.0, 0.0])
+    unsure = np.array([0.07, 0.0, 0.0, 0.8, 0.13, 0.0, 0.0, 0.0, 0.0])
+    config = DiceConfig()
+    assert 0.36 * (1 - sure[0]) < config.die_threshold
+    assert _kept(0.27, sure, config) and _kept(0.36, sure, config)
+    assert not _kept(0.24, sure, config)
+    assert not _kept(0.27, unsure, config) and not _kept(0.36, unsure, config)
+    assert _kept(0.4, unsure, config)  # 0.4 x 0.93 reaches die_threshold: a die, unsure value
+
+
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
 def test_a_second_look_boxes_the_face_a_box_missed(window):
     from vision.dice.reader import _look_again
