@@ -57,7 +57,8 @@ class DiceConfig:
     work_size : the frame is shrunk (never enlarged) so that its longer side is at most this
         many pixels before detection.
     min_side : frames smaller than this (a crop of one die) are enlarged to it.
-    peak_threshold : minimum detector heatmap score of a die centre.
+    peak_threshold : minimum detector heatmap score of a die centre (of a weak peak, below
+        it: ``weak_threshold``).
     none_threshold : a candidate whose "not a die" probability exceeds this is dropped.
     die_threshold : a candidate is kept only when its detector score times the classifier's
         "is a die" probability reaches this.
@@ -137,7 +138,8 @@ class DiceConfig:
         (rules AAAA and BBBB: 29 more dice read right on an unseen rendered sample of
         thirteen sets, one more wrong value, five more false positives;
         models/dice/HISTORY.md).
-    weak_value : the value probability a weak peak's crop must reach to be kept.
+    weak_value : the value probability at which a candidate from ``weak_threshold`` up is
+        kept (and without which a weak peak is not).
     max_dice : at most this many dice per frame (strongest first).
     nms_iou : two candidates whose boxes overlap more than this are one die.
     hand_threshold : a detector cell is hand when its hand probability reaches this.
