@@ -9,7 +9,8 @@ Two small ONNX networks trained on rendered scenes (``models/dice/train.py``):
    for the first pass;
 2. a crop classifier on a ``CROP x CROP`` patch around each found face, cut from the full-size
    frame: ``none`` (not a die), ``1``-``6``, ``cocked``, ``unreadable``, and whether the die is
-   translucent;
+   translucent; a weak detector peak (``weak_threshold``) is kept only when it reads a value
+   surely (``weak_value``);
 3. a second look (``DiceConfig.look_face``) at each kept face the classifier cannot read, and
    at each strong candidate it rejects (``look_rejected``): the detector again over a window
    around it, at a scale of its own, for a better box, whose crop replaces the first when it
