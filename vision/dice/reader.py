@@ -388,7 +388,7 @@ def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.nd
 
 def _candidates(image: np.ndarray, config: DiceConfig,
                 ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
-    """:func:`candidates`, and which of the boxes come from the coarse pass."""
+    """:func:`candidates`, and which of the boxes come from a coarser pass (found whole)."""
     boxes, scores, hand, coarse = _detect(image, config)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
     floor = min(config.die_threshold, config.weak_threshold)
