@@ -1,0 +1,115 @@
+"""Run the reader on the thirteen documented rendered sets at a seed offset, and compare runs.
+
+    /work/venv/bin/python -m models.dice.judge OUT.jsonl --offset 3300 [--models DIR] \
+        [--set weak_value=0.9 ...] [--jobs 2]
+
+    /work/venv/bin/python -m models.dice.judge --table BASE.jsonl CANDIDATE.jsonl ...
+
+The sets are MODEL.md's "Rendered validation sets" (:data:`RECIPES`), each rendered by
+:mod:`models.dice.validate` at its documented seed plus ``--offset``: offset 0 gives the
+documented figures, and a rule is judged at an offset no earlier rule has seen (HISTORY.md
+lists the offsets used). The first form writes one line per set (``validate``'s JSON with the
+set's name) and prints the table; ``--table`` prints the table of earlier runs side by side:
+per set right / wrong / false positives / matched, their sums, the score right - wrong - false
+positives (the criterion since session 30) and the cocked or unreadable dice read with a value.
+A development tool: it is not part of the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+# (name's number, validate's options but --seed): MODEL.md's table, in its order
+RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (777, ("--count", "200")),
+    (779, ("--count", "400")),
+    (778, ("--count", "300", "--closeups")),
+    (783, ("--count", "300", "--closeups", "--vivid-rate", "1")),
+    (786, ("--count", "300", "--closeups", "--vivid-rate", "0.5", "--print-rate", "1")),
+    (789, ("--count", "300", "--closeups", "--sharp-rate", "1", "--print-rate", "0.5")),
+    (791, ("--count", "300", "--closeups", "--side", "128,320")),
+    (780, ("--count", "200", "--distractor-rate", "0.8", "--stone-rate", "0.3",
+           "--board-rate", "0.4")),
+    (782, ("--count", "200", "--board-dice-rate", "1")),
+    (784, ("--count", "200", "--distractor-rate", "0.8", "--desk-rate", "1")),
+    (787, ("--count", "200", "--tilt", "55,75", "--size", "50,110")),
+    (788, ("--count", "200", "--wide-rate", "1")),
+    (792, ("--count", "200", "--size", "100,220", "--tilt", "0,45")),
+)
+
+
+def counts(report: dict) -> dict[str, int]:
+    """Right, wrong, false positives, matched and cocked-or-unreadable-read-with-a-value of one
+    ``validate`` report."""
+    places = report["by_place"].values()
+    right = sum(p["right"] for p in places)
+    matched = sum(p["right"] + p["wrong"] + p["null"] for p in places)
+    return {"right": right, "wrong": report["wrong_values"],
+            "fp": round(report["fp_per_image"] * report["images"]), "matched": matched,
+            "nonflat": report["wrong_on_unreadable"]}
+
+
+def run_set(number: int, options: tuple[str, ...], offset: int, extra: list[str]) -> dict:
+    """``validate``'s report of one recipe at its seed plus ``offset``, named ``S<seed>``."""
+    seed = number + offset
+    cmd = [sys.executable, "-m", "models.dice.validate", *options, "--seed", str(seed), *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"S{seed}: validate failed: {done.stderr.strip()[-400:]}")
+    return {"name": f"S{seed}", **json.loads(done.stdout)}
+
+
+def table(runs: list[tuple[str, list[dict]]]) -> str:
+    """A markdown table of several runs of the same sets, with their sums and scores."""
+    lines = ["| set | " + " | ".join(name for name, _ in runs) + " |",
+             "|---" * (len(runs) + 1) + "|"]
+    rows = [[counts(r) for r in reports] for _, reports in runs]
+    for i, report in enumerate(runs[0][1]):
+        cells = [f"{c[i]['right']} / {c[i]['wrong']} / {c[i]['fp']} / {c[i]['matched']}"
+                 for c in rows]
+        lines.append(f"| {report['name']} | " + " | ".join(cells) + " |")
+    sums = [{k: sum(c[k] for c in run) for k in run[0]} for run in rows]
+    lines.append("| **sum** | " + " | ".join(
+        f"{s['right']} / {s['wrong']} / {s['fp']} / {s['matched']}" for s in sums) + " |")
+    lines.append("| score | " + " | ".join(
+        str(s["right"] - s["wrong"] - s["fp"]) for s in sums) + " |")
+    lines.append("| non-flat read with a value | " + " | ".join(
+        str(s["nonflat"]) for s in sums) + " |")
+    return "\n".join(lines)
+
+
+def load(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", nargs="?", help="JSON lines file to write")
+    parser.add_argument("--offset", type=int, default=0, help="added to each documented seed")
+    parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx")
+    parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
+    parser.add_argument("--jobs", type=int, default=2, help="sets rendered at once")
+    parser.add_argument("--table", nargs="+", metavar="RUN.jsonl", help="compare earlier runs")
+    args = parser.parse_args()
+    if args.table:
+        print(table([(Path(p).stem, load(p)) for p in args.table]))
+        return
+    if not args.out:
+        parser.error("give OUT.jsonl, or --table RUN.jsonl...")
+    extra = [*(["--models", args.models] if args.models else []),
+             *(x for item in args.set for x in ("--set", item))]
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        reports = list(pool.map(lambda r: run_set(r[0], r[1], args.offset, extra), RECIPES))
+    Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in reports))
+    print(table([(Path(args.out).stem, reports)]))
+
+
+if __name__ == "__main__":
+    main()
