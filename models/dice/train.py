@@ -15,6 +15,7 @@ Writes ``dice_detector.onnx`` and ``dice_classifier.onnx`` (single files, weight
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 import warnings
@@ -546,6 +547,10 @@ def main() -> None:
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "
                         "blur, a lower resolution)")
+    parser.add_argument("--colour-augment", type=float, default=0.0, metavar="RATE",
+                        help="train the detector with this share of its scenes' colours "
+                        "scrambled (colour_augment: channels swapped, washed towards grey), "
+                        "so that it reads the shapes and not the renderer's palette")
     parser.add_argument("--mine-negatives", metavar="DETECTOR",
                         help="a detector (.onnx): the classifier's crops also hold, as "
                         "not-a-die, what it proposes in each table scene away from every die "
@@ -639,7 +644,7 @@ def main() -> None:
     if args.only != "classifier":
         train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks),
                        np.stack(hands), out, budget * (0.7 if args.only is None else 1.0),
-                       rng, init, args.lr)
+                       rng, init, args.lr, args.colour_augment)
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
@@ -836,9 +841,26 @@ def camera_augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(out, 0, 255)
 
 
+def colour_augment(batch: np.ndarray, rng: np.random.Generator, rate: float) -> np.ndarray:
+    """``batch`` ``(N, H, W, 3)`` with a share ``rate`` of its images' colours scrambled: their
+    three channels in a random order (one of the five other than their own) and washed
+    towards their grey by 0-1. Shapes and lightness stay, the renderer's palette does not: a
+    die is found by its form, not by colours the renderer happens to give dice and tables.
+    The labels stay true. Returns a new array of ``batch``'s dtype."""
+    out = batch.copy()
+    orders = [o for o in itertools.permutations(range(3)) if o != (0, 1, 2)]
+    for i in np.flatnonzero(rng.random(len(batch)) < rate):
+        img = batch[i][..., list(orders[int(rng.integers(0, len(orders)))])].astype(np.float32)
+        grey = img.mean(axis=2, keepdims=True)
+        img += (grey - img) * float(rng.uniform(0.0, 1.0))
+        out[i] = np.clip(img, 0, 255).astype(batch.dtype)
+    return out
+
+
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
                    hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
-                   init: Path | None = None, lr: float | None = None) -> None:
+                   init: Path | None = None, lr: float | None = None,
+                   colour: float = 0.0) -> None:
     model = Detector()
     opt, lr0, _ = optimiser(model, init, "detector", lr)
     start = time.time()
@@ -846,7 +868,8 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
     n = len(images)
     while time.time() - start < budget:
         idx = rng.integers(0, n, batch)
-        x = to_tensor(augment(images[idx], rng))
+        batch_images = colour_augment(images[idx], rng, colour) if colour else images[idx]
+        x = to_tensor(augment(batch_images, rng))
         flip = rng.random() < 0.5
         ht, st, mt, hd = (torch.from_numpy(heats[idx]), torch.from_numpy(sizes[idx]),
                           torch.from_numpy(masks[idx]), torch.from_numpy(hands[idx]))

@@ -25,6 +25,7 @@ from models.dice.train import (  # noqa: E402
     cache_cut,
     camera_augment,
     check_cache_crops,
+    colour_augment,
     crops_from,
     export,
     load_onnx,
@@ -127,6 +128,25 @@ def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
     crops0, crops5 = np.concatenate(square[5]), np.concatenate(shaped[5])
     assert crops0.shape == crops5.shape == (len(square[6]), CROP, CROP, 3)
     assert not np.array_equal(crops0, crops5)  # the windows follow the boxes' shapes
+
+
+def test_the_colour_augment_scrambles_the_colours_of_its_share_and_keeps_the_rest() -> None:
+    """A scrambled scene keeps its shapes (its channels are the old ones in another order,
+    washed towards their mean) but not its palette; the others are left as they were."""
+    rng = np.random.default_rng(5)
+    images = rng.integers(0, 256, (40, 24, 32, 3), dtype=np.uint8)
+    images[..., 0] //= 4  # a palette: little blue, so that a channel swap shows
+    out = colour_augment(images, np.random.default_rng(1), 0.5)
+    assert out.shape == images.shape and out.dtype == np.uint8
+    assert np.array_equal(out, colour_augment(images, np.random.default_rng(1), 0.5))
+    changed = [i for i in range(len(images)) if not np.array_equal(out[i], images[i])]
+    assert 10 <= len(changed) <= 30  # about half of them
+    for i in changed:
+        a, b = images[i].astype(np.float32), out[i].astype(np.float32)
+        # each pixel's mean over the channels stays (to rounding): lightness and shapes kept
+        assert np.abs(a.mean(axis=2) - b.mean(axis=2)).max() <= 1.0
+        assert abs(float(b[..., 0].mean()) - float(a[..., 0].mean())) > 5  # palette moved
+    assert np.array_equal(colour_augment(images, np.random.default_rng(1), 0.0), images)
 
 
 def test_the_camera_augment_softens_the_crops_without_moving_what_is_in_them() -> None:
