@@ -67,7 +67,13 @@ def run_set(number: int, options: tuple[str, ...], offset: int, extra: list[str]
 
 
 def table(runs: list[tuple[str, list[dict]]]) -> str:
-    """A markdown table of several runs of the same sets, with their sums and scores."""
+    """A markdown table of several runs of the same sets, with their sums and scores. Runs
+    of other sets (another offset, or sets in another order) are refused: their rows would not
+    compare."""
+    names = [r["name"] for r in runs[0][1]]
+    for name, reports in runs[1:]:
+        if [r["name"] for r in reports] != names:
+            raise SystemExit(f"{name}: its sets are not {runs[0][0]}'s ({', '.join(names)})")
     lines = ["| set | " + " | ".join(name for name, _ in runs) + " |",
              "|---" * (len(runs) + 1) + "|"]
     rows = [[counts(r) for r in reports] for _, reports in runs]

@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from models.dice import judge
 
 MODEL_MD = Path(__file__).resolve().parents[3] / "models" / "dice" / "MODEL.md"
@@ -40,6 +42,9 @@ def test_the_counts_and_the_score_of_a_table():
     assert lines[4] == "| **sum** | 15 / 2 / 4 / 21 | 16 / 1 / 4 / 21 |"
     assert lines[5] == "| score | 9 | 11 |"  # right - wrong - false positives
     assert lines[6] == "| non-flat read with a value | 4 | 4 |"
+    other = [{**a[0], "name": "S1001"}, a[1]]  # another offset: the rows would not compare
+    with pytest.raises(SystemExit, match="other: its sets are not base's"):
+        judge.table([("base", a), ("other", other)])
 
 
 def test_a_run_writes_each_set_and_the_table_reads_it_back(monkeypatch, capsys, tmp_path):
