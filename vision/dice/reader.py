@@ -104,7 +104,7 @@ class DiceConfig:
     mid_min_side : the middle pass's ``coarse_min_side``: 64, as dice under it are well
         inside the first pass's sizes.
     coarse_part_share : a die found by the first pass with at least this share of its box
-        inside the box of a die found whole, by the coarse pass or by the second look (both
+        inside the box of a die found whole, by a coarser pass or by the second look (all
         kept by the classifier), is taken for a part of that large die (a peak on one of its
         big pips or on part of its face) and dropped (the second look's since session 30,
         models/dice/HISTORY.md).
@@ -288,7 +288,7 @@ def _detect(image: np.ndarray, config: DiceConfig,
     sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
     small = image if (sw, sh) == (w, h) else _shrink(image, (sw, sh), scale)
     boxes, scores, hand = _pass(small, scale, config)
-    coarse = np.zeros(len(boxes), bool)
+    whole = np.zeros(len(boxes), bool)  # found whole: by a coarser pass
     for factor, min_side, role in ((config.mid_scale, config.mid_min_side, "mid"),
                                    (config.coarse_scale, config.coarse_min_side, "coarse")):
         if factor <= 0:
@@ -299,13 +299,13 @@ def _detect(image: np.ndarray, config: DiceConfig,
         large = _side(more) * scale >= min_side
         boxes = np.concatenate([boxes, more[large]])
         scores = np.concatenate([scores, more_scores[large]])
-        coarse = np.concatenate([coarse, np.ones(int(large.sum()), bool)])
+        whole = np.concatenate([whole, np.ones(int(large.sum()), bool)])
     # a peak on the padding is no die
     keep = ((boxes[:, 0] + boxes[:, 2]) / 2 < w) & ((boxes[:, 1] + boxes[:, 3]) / 2 < h)
-    boxes, scores, coarse = boxes[keep], scores[keep], coarse[keep]
+    boxes, scores, whole = boxes[keep], scores[keep], whole[keep]
     boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
     boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
-    return boxes, scores, hand, coarse
+    return boxes, scores, hand, whole
 
 
 def _side(boxes: np.ndarray) -> np.ndarray:
@@ -389,11 +389,11 @@ def candidates(image: np.ndarray, config: DiceConfig) -> tuple[np.ndarray, np.nd
 def _candidates(image: np.ndarray, config: DiceConfig,
                 ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
     """:func:`candidates`, and which of the boxes come from a coarser pass (found whole)."""
-    boxes, scores, hand, coarse = _detect(image, config)
+    boxes, scores, hand, whole = _detect(image, config)
     keep = _nms(boxes, scores, config.nms_iou, config.max_dice)
     floor = min(config.die_threshold, config.weak_threshold)
     keep = [i for i in keep if scores[i] >= floor]
-    return boxes[keep], scores[keep], hand, coarse[keep]
+    return boxes[keep], scores[keep], hand, whole[keep]
 
 
 def share_inside(box: Sequence[float], others: Sequence[Sequence[float]]) -> float:
@@ -596,14 +596,14 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     """
     config = config or DiceConfig()
     image = as_bgr(image)
-    boxes, scores, hand, coarse = _candidates(image, config)
+    # whole: found whole, by a coarser pass or (below) by the second look
+    boxes, scores, hand, whole = _candidates(image, config)
     if len(boxes) == 0:
         return DiceReading((), hand)
     crops = crop_batch(image, boxes, aspect=config.crop_aspect)
     sess = _session(config.classifier_path)
     turns = max(1, min(4, config.rotations))
     probs, clear = _classify(sess, crops, turns, config.turn_confidence)
-    whole = coarse  # found whole: by a coarser pass, or (below) by the second look
     if config.look_face > 0:
         looked = _second_look(image, boxes, scores, probs, crops, clear, sess, turns, config)
         if looked.any():
