@@ -25,6 +25,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from models.dice.validate import counts
+
 # (name's number, validate's options but --seed): MODEL.md's table, in its order
 RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (777, ("--count", "200")),
@@ -42,17 +44,6 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (788, ("--count", "200", "--wide-rate", "1")),
     (792, ("--count", "200", "--size", "100,220", "--tilt", "0,45")),
 )
-
-
-def counts(report: dict) -> dict[str, int]:
-    """Right, wrong, false positives, matched and cocked-or-unreadable-read-with-a-value of one
-    ``validate`` report."""
-    places = report["by_place"].values()
-    right = sum(p["right"] for p in places)
-    matched = sum(p["right"] + p["wrong"] + p["null"] for p in places)
-    return {"right": right, "wrong": report["wrong_values"],
-            "fp": round(report["fp_per_image"] * report["images"]), "matched": matched,
-            "nonflat": report["wrong_on_unreadable"]}
 
 
 def run_set(number: int, options: tuple[str, ...], offset: int, extra: list[str]) -> dict:

@@ -94,6 +94,17 @@ def _scored(name: str, image: np.ndarray, labels: list[dict], config: DiceConfig
     return reading, pairs, score_image(name, seen, flat, (image.shape[1], image.shape[0]))
 
 
+def counts(report: dict) -> dict[str, int]:
+    """Right, wrong, false positives, matched and cocked-or-unreadable-read-with-a-value of one
+    ``validate`` report."""
+    places = report["by_place"].values()
+    right = sum(p["right"] for p in places)
+    matched = sum(p["right"] + p["wrong"] + p["null"] for p in places)
+    return {"right": right, "wrong": report["wrong_values"],
+            "fp": round(report["fp_per_image"] * report["images"]), "matched": matched,
+            "nonflat": report["wrong_on_unreadable"]}
+
+
 def _range(text: str) -> tuple[float, float]:
     low, _, high = text.partition(",")
     try:

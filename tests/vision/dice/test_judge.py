@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from models.dice import judge
+from models.dice import judge, validate
 
 MODEL_MD = Path(__file__).resolve().parents[3] / "models" / "dice" / "MODEL.md"
 
@@ -35,7 +35,7 @@ def _report(right: int, wrong: int, null: int, fp: int, images: int) -> dict:
 def test_the_counts_and_the_score_of_a_table():
     a = [{"name": "S1", **_report(10, 2, 3, 3, 7)}, {"name": "S2", **_report(5, 0, 1, 1, 3)}]
     b = [{"name": "S1", **_report(11, 1, 3, 2, 7)}, {"name": "S2", **_report(5, 0, 1, 2, 3)}]
-    assert judge.counts(a[0]) == {"right": 10, "wrong": 2, "fp": 3, "matched": 15, "nonflat": 2}
+    assert validate.counts(a[0]) == {"right": 10, "wrong": 2, "fp": 3, "matched": 15, "nonflat": 2}
     lines = judge.table([("base", a), ("cand", b)]).splitlines()
     assert lines[0] == "| set | base | cand |"
     assert lines[2] == "| S1 | 10 / 2 / 3 / 15 | 11 / 1 / 2 / 15 |"
