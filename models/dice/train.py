@@ -551,6 +551,10 @@ def main() -> None:
                         help="train the detector with this share of its scenes' colours "
                         "scrambled (colour_augment: channels swapped, washed towards grey), "
                         "so that it reads the shapes and not the renderer's palette")
+    parser.add_argument("--grey-detector", action="store_true",
+                        help="train a colour-blind detector (tie_colour: its stem's weights "
+                        "equal over the three colour channels, kept so after every step): it "
+                        "sees a frame as the grey mean of its channels, in the same graph")
     parser.add_argument("--mine-negatives", metavar="DETECTOR",
                         help="a detector (.onnx): the classifier's crops also hold, as "
                         "not-a-die, what it proposes in each table scene away from every die "
@@ -644,7 +648,7 @@ def main() -> None:
     if args.only != "classifier":
         train_detector(np.stack(images), np.stack(heats), np.stack(sizes), np.stack(masks),
                        np.stack(hands), out, budget * (0.7 if args.only is None else 1.0),
-                       rng, init, args.lr, args.colour_augment)
+                       rng, init, args.lr, args.colour_augment, args.grey_detector)
     if args.only != "detector":
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
@@ -857,12 +861,24 @@ def colour_augment(batch: np.ndarray, rng: np.random.Generator, rate: float) -> 
     return out
 
 
+def tie_colour(model: Detector) -> None:
+    """Make ``model`` colour-blind: its stem's weights over the three colour channels set to
+    their mean, so that it sees each pixel only as the mean of its channels (a grey image),
+    in the same graph at the same speed. The tie holds through training only when it is
+    made again after every step (:func:`train_detector`'s ``grey``)."""
+    with torch.no_grad():
+        w = model.stem[0].weight
+        w.copy_(w.mean(dim=1, keepdim=True).expand_as(w))
+
+
 def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, masks: np.ndarray,
                    hands: np.ndarray, out: Path, budget: float, rng: np.random.Generator,
                    init: Path | None = None, lr: float | None = None,
-                   colour: float = 0.0) -> None:
+                   colour: float = 0.0, grey: bool = False) -> None:
     model = Detector()
     opt, lr0, _ = optimiser(model, init, "detector", lr)
+    if grey:
+        tie_colour(model)
     start = time.time()
     step, batch = 0, 24
     n = len(images)
@@ -885,6 +901,8 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if grey:
+            tie_colour(model)
         step += 1
         if step % 50 == 0:
             print(f"det step {step} {time.time() - start:.0f}s heat {lh.item():.3f} "

@@ -31,6 +31,8 @@ from models.dice.train import (  # noqa: E402
     load_onnx,
     render_data,
     scene,
+    tie_colour,
+    train_detector,
 )
 
 COMMITTED = Path(DiceConfig().classifier_path)
@@ -147,6 +149,45 @@ def test_the_colour_augment_scrambles_the_colours_of_its_share_and_keeps_the_res
         assert np.abs(a.mean(axis=2) - b.mean(axis=2)).max() <= 1.0
         assert abs(float(b[..., 0].mean()) - float(a[..., 0].mean())) > 5  # palette moved
     assert np.array_equal(colour_augment(images, np.random.default_rng(1), 0.0), images)
+
+
+def _blind(path: Path) -> bool:
+    """Whether the detector file gives the same map for frames whose channels are swapped."""
+    frames = _frames()
+    sess = onnx_session(str(path), "dice detector")
+    out = sess.run(None, {"input": frames})[0]
+    return all(np.allclose(out, sess.run(None, {"input": np.ascontiguousarray(
+        frames[:, order])})[0], atol=1e-5) for order in ([2, 1, 0], [1, 2, 0]))
+
+
+@pytest.mark.skipif(not DETECTOR.is_file(), reason="dice detector not trained")
+def test_a_tied_detector_sees_only_the_grey_of_a_frame(tmp_path) -> None:
+    """tie_colour makes a net colour-blind (the mean of its stem's weights over the channels)
+    and changes nothing else: on a grey frame it computes what the untied net computes."""
+    assert not _blind(DETECTOR)  # the committed net does see colour: the check can fail
+    net = Detector()
+    load_onnx(net, DETECTOR)
+    grey = np.repeat(_frames()[:, :1], 3, axis=1)
+    with torch.no_grad():
+        before = net.eval()(torch.from_numpy(grey)).numpy()
+        tie_colour(net)
+        after = net(torch.from_numpy(grey)).numpy()
+    assert np.allclose(before, after, atol=1e-4)
+    export(net, torch.zeros(1, 3, 64, 64), tmp_path / "dice_detector.onnx", dynamic_hw=True)
+    assert _blind(tmp_path / "dice_detector.onnx")
+
+
+@pytest.mark.skipif(not DETECTOR.is_file(), reason="dice detector not trained")
+def test_a_grey_detector_stays_colour_blind_through_training(tmp_path) -> None:
+    """--grey-detector: the committed net made colour-blind and continued; the tie is made
+    again after every step, so the trained file is as colour-blind as the net it started
+    from."""
+    data = render_data(3, np.random.default_rng(7), SceneMix())
+    images, heats, sizes, masks, hands = (np.stack(a) for a in data[:5])
+    torch.manual_seed(0)
+    train_detector(images, heats, sizes, masks, hands, tmp_path, 3.0,
+                   np.random.default_rng(0), init=DETECTOR.parent, lr=1e-2, grey=True)
+    assert _blind(tmp_path / "dice_detector.onnx")
 
 
 def test_the_camera_augment_softens_the_crops_without_moving_what_is_in_them() -> None:
