@@ -1,7 +1,7 @@
 """Run the reader on the thirteen documented rendered sets at a seed offset, and compare runs.
 
     /work/venv/bin/python -m models.dice.judge OUT.jsonl --offset 3300 [--models DIR] \
-        [--set weak_value=0.9 ...] [--jobs 2]
+        [--set weak_value=0.9 ...] [--recolour] [--jobs 2]
 
     /work/venv/bin/python -m models.dice.judge --table BASE.jsonl CANDIDATE.jsonl ...
 
@@ -47,14 +47,16 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
 
 
 def run_set(number: int, options: tuple[str, ...], offset: int, extra: list[str]) -> dict:
-    """``validate``'s report of one recipe at its seed plus ``offset``, named ``S<seed>``."""
+    """``validate``'s report of one recipe at its seed plus ``offset``, named ``S<seed>``
+    (``S<seed>r`` recoloured, so that the table does not set it beside the set itself)."""
     seed = number + offset
     cmd = [sys.executable, "-m", "models.dice.validate", *options, "--seed", str(seed), *extra]
+    name = f"S{seed}" + ("r" if "--recolour" in extra else "")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"S{seed}: validate failed: {done.stderr.strip()[-400:]}")
-    return {"name": f"S{seed}", **json.loads(done.stdout)}
+        raise SystemExit(f"{name}: validate failed: {done.stderr.strip()[-400:]}")
+    return {"name": name, **json.loads(done.stdout)}
 
 
 def table(runs: list[tuple[str, list[dict]]]) -> str:
@@ -92,6 +94,8 @@ def main() -> None:
     parser.add_argument("--offset", type=int, default=0, help="added to each documented seed")
     parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx")
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
+    parser.add_argument("--recolour", action="store_true",
+                        help="the sets with their hues turned (validate --recolour)")
     parser.add_argument("--jobs", type=int, default=2, help="sets rendered at once")
     parser.add_argument("--table", nargs="+", metavar="RUN.jsonl", help="compare earlier runs")
     args = parser.parse_args()
@@ -101,7 +105,8 @@ def main() -> None:
     if not args.out:
         parser.error("give OUT.jsonl, or --table RUN.jsonl...")
     extra = [*(["--models", args.models] if args.models else []),
-             *(x for item in args.set for x in ("--set", item))]
+             *(x for item in args.set for x in ("--set", item)),
+             *(["--recolour"] if args.recolour else [])]
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         reports = list(pool.map(lambda r: run_set(r[0], r[1], args.offset, extra), RECIPES))
     Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in reports))

@@ -13,7 +13,9 @@ the renderer's other looks.
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
 whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
 LO,HI``, ``--size LO,HI`` and ``--stretch LO,HI`` the table scenes' camera tilt, die edges and
-horizontal stretch (default ``render_scene``'s own ranges; no stretch).
+horizontal stretch (default ``render_scene``'s own ranges; no stretch). ``--recolour`` turns
+each scene's hues by 60-300 degrees (:func:`recolour`): the same scenes in colours the renderer
+does not draw, a test of whether the reader leans on the renderer's palette.
 Thresholds of :class:`vision.dice.DiceConfig` are chosen
 on this set, never on the real photographs. Prints one JSON object:
 
@@ -43,6 +45,7 @@ import json
 from dataclasses import fields, replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
@@ -61,6 +64,17 @@ TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("board-dice", "its dice lying on a board of tiles and tokens"),
                ("desk", "desk clutter (cables, keys) among its look-alikes"),
                ("wide", "its dice seen through a wide-angle lens"))
+
+
+def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``image`` (BGR) with every hue turned by one angle of 60-300 degrees drawn from
+    ``rng``: yellow dice turn cyan or violet, wood turns green or blue, while lightness and
+    saturation stay, and so black, white and grey stay as they are. The labels stay true
+    but for the dice's colour names."""
+    hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
+    turn = int(rng.integers(30, 151))  # OpenCV's 8-bit hue: 180 steps round the circle
+    hsv[..., 0] = (hsv[..., 0].astype(np.int16) + turn) % 180
+    return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
 
 
 def _rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
@@ -142,6 +156,9 @@ def main() -> None:
     parser.add_argument("--side", type=_range, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
+    parser.add_argument("--recolour", action="store_true",
+                        help="turn each scene's hues by 60-300 degrees (recolour): colours the "
+                        "renderer does not draw; the scenes are otherwise the same")
     parser.add_argument("--baseline-set", action="append", default=None, metavar="FIELD=VALUE",
                         help="also read every scene with the reader changed by these DiceConfig "
                         "fields (the baseline) and report, scene by scene, the dice read right "
@@ -171,6 +188,8 @@ def main() -> None:
                                            **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
             image, labels = render_scene(rng, extras=extras, **rates, **view)
+        if args.recolour:  # its own stream: the scenes stay those of the same seed
+            image = recolour(image, np.random.default_rng([args.seed, i, 1]))
         reading, pairs, result = _scored(str(i), image, labels, config)
         results.append(result)
         if baseline is not None:
@@ -206,6 +225,7 @@ def main() -> None:
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, **looks, **rates,
         "tilt": args.tilt, "size": args.size, "stretch": args.stretch,
+        "recolour": args.recolour,
         "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,

@@ -63,3 +63,18 @@ def test_a_run_writes_each_set_and_the_table_reads_it_back(monkeypatch, capsys, 
     monkeypatch.setattr(sys, "argv", ["judge", "--table", str(out)])
     judge.main()
     assert capsys.readouterr().out == printed
+
+
+def test_a_recoloured_run_is_named_apart(monkeypatch, capsys, tmp_path):
+    """--recolour reaches validate, and its sets are named S<seed>r, so that the table refuses
+    to set them beside the plain sets."""
+    monkeypatch.setattr(judge, "RECIPES", ((3, ("--count", "2")),))
+    plain, turned = tmp_path / "plain.jsonl", tmp_path / "turned.jsonl"
+    for out, more in ((plain, []), (turned, ["--recolour"])):
+        monkeypatch.setattr(sys, "argv", ["judge", str(out), "--jobs", "1", *more])
+        judge.main()
+    capsys.readouterr()
+    reports = [json.loads(line) for line in turned.read_text().splitlines()]
+    assert [(r["name"], r["recolour"]) for r in reports] == [("S3r", True)]
+    with pytest.raises(SystemExit, match="its sets are not"):
+        judge.table([("plain", judge.load(str(plain))), ("turned", reports)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import cv2
 import numpy as np
 
 from models.dice import validate
@@ -47,3 +48,30 @@ def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys
     a, _ = render_scene(np.random.default_rng([3, 0]), extras={})
     b, _ = render_scene(np.random.default_rng([3, 0]), extras={}, stretch=(0.75, 0.75))
     assert a.shape == b.shape and not np.array_equal(a, b)
+
+
+def test_recolour_turns_every_hue_by_one_angle_and_keeps_the_greys():
+    """A yellow die's body turns to another hue at the same lightness; black, white and grey
+    stay as they were; the angle is drawn from the given stream only."""
+    image = np.zeros((4, 6, 3), np.uint8)
+    image[0] = (0, 200, 230)  # yellow (BGR)
+    image[1] = (40, 90, 160)  # wood
+    image[2] = (128, 128, 128)
+    image[3] = (255, 255, 255)
+    out = validate.recolour(image, np.random.default_rng(0))
+    assert np.array_equal(out, validate.recolour(image, np.random.default_rng(0)))
+    assert np.abs(out[2:].astype(int) - image[2:]).max() <= 1  # greys stay
+    hsv_in = cv2.cvtColor(image[:2], cv2.COLOR_BGR2HSV).astype(int)
+    hsv_out = cv2.cvtColor(out[:2], cv2.COLOR_BGR2HSV).astype(int)
+    turn = (hsv_out[..., 0] - hsv_in[..., 0]) % 180
+    assert turn.min() == turn.max() and 30 <= turn.min() <= 150  # one angle, 60-300 degrees
+    assert np.abs(hsv_out[..., 2] - hsv_in[..., 2]).max() <= 2  # lightness kept
+    assert np.abs(hsv_out[..., 1] - hsv_in[..., 1]).max() <= 3  # saturation kept
+
+
+def test_a_recoloured_run_reads_the_same_scenes_in_other_colours(monkeypatch, capsys):
+    plain = _run(monkeypatch, capsys)
+    turned = _run(monkeypatch, capsys, "--recolour")
+    assert plain["recolour"] is False and turned["recolour"] is True
+    assert turned["images"] == plain["images"] == 6
+    assert turned["dice"] == plain["dice"]  # the same dice, labelled the same
