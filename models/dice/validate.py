@@ -68,9 +68,10 @@ TABLE_RATES = (("distractor", "look-alikes that are not dice"),
 
 def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``image`` (BGR) with every hue turned by one angle of 60-300 degrees drawn from
-    ``rng``: yellow dice turn cyan or violet, wood turns green or blue, while lightness and
-    saturation stay, and so black, white and grey stay as they are. The labels stay true
-    but for the dice's colour names."""
+    ``rng``: yellow dice turn cyan or violet, wood turns green or blue. Saturation and value
+    (the brightest channel) stay, so black, white and grey stay as they are, but a colour's
+    grey level moves (a yellow turned blue is darker). The labels stay true but for the dice's
+    colour names."""
     hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
     turn = int(rng.integers(30, 151))  # OpenCV's 8-bit hue: 180 steps round the circle
     hsv[..., 0] = (hsv[..., 0].astype(np.int16) + turn) % 180

@@ -51,8 +51,8 @@ def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys
 
 
 def test_recolour_turns_every_hue_by_one_angle_and_keeps_the_greys():
-    """A yellow die's body turns to another hue at the same lightness; black, white and grey
-    stay as they were; the angle is drawn from the given stream only."""
+    """A yellow die's body turns to another hue at the same saturation and value; black,
+    white and grey stay as they were; the angle is drawn from the given stream only."""
     image = np.zeros((4, 6, 3), np.uint8)
     image[0] = (0, 200, 230)  # yellow (BGR)
     image[1] = (40, 90, 160)  # wood
@@ -65,7 +65,7 @@ def test_recolour_turns_every_hue_by_one_angle_and_keeps_the_greys():
     hsv_out = cv2.cvtColor(out[:2], cv2.COLOR_BGR2HSV).astype(int)
     turn = (hsv_out[..., 0] - hsv_in[..., 0]) % 180
     assert turn.min() == turn.max() and 30 <= turn.min() <= 150  # one angle, 60-300 degrees
-    assert np.abs(hsv_out[..., 2] - hsv_in[..., 2]).max() <= 2  # lightness kept
+    assert np.abs(hsv_out[..., 2] - hsv_in[..., 2]).max() <= 2  # value kept
     assert np.abs(hsv_out[..., 1] - hsv_in[..., 1]).max() <= 3  # saturation kept
 
 
