@@ -71,17 +71,19 @@ def table(runs: list[tuple[str, list[dict]]]) -> str:
              "|---" * (len(runs) + 1) + "|"]
     rows = [[counts(r) for r in reports] for _, reports in runs]
     for i, report in enumerate(runs[0][1]):
-        cells = [f"{c[i]['right']} / {c[i]['wrong']} / {c[i]['fp']} / {c[i]['matched']}"
-                 for c in rows]
-        lines.append(f"| {report['name']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {report['name']} | " + " | ".join(_cell(c[i]) for c in rows) + " |")
     sums = [{k: sum(c[k] for c in run) for k in run[0]} for run in rows]
-    lines.append("| **sum** | " + " | ".join(
-        f"{s['right']} / {s['wrong']} / {s['fp']} / {s['matched']}" for s in sums) + " |")
+    lines.append("| **sum** | " + " | ".join(_cell(s) for s in sums) + " |")
     lines.append("| score | " + " | ".join(
         str(s["right"] - s["wrong"] - s["fp"]) for s in sums) + " |")
     lines.append("| non-flat read with a value | " + " | ".join(
         str(s["nonflat"]) for s in sums) + " |")
     return "\n".join(lines)
+
+
+def _cell(c: dict[str, int]) -> str:
+    """One run's cell of the table: right / wrong / false positives / matched."""
+    return f"{c['right']} / {c['wrong']} / {c['fp']} / {c['matched']}"
 
 
 def load(path: str) -> list[dict]:
