@@ -566,6 +566,11 @@ def main() -> None:
                         "die's top face at --mine-threshold (mined_positives): the windows "
                         "the reader's detector gives, not only jittered labelled boxes; "
                         "rendering only, a cache keeps them")
+    parser.add_argument("--edge-negatives", type=float, default=0.0, metavar="RATE",
+                        help="the classifier's crops also hold, as not-a-die, for each die "
+                        "with this chance a box along one edge of its top face "
+                        "(edge_negatives: side faces, a see-through die's far pips), drawn "
+                        "from their own random stream; rendering only, a cache keeps them")
     parser.add_argument("--mine-threshold", type=float, default=0.2,
                         help="the detector score from which a proposal is mined")
     parser.add_argument("--mine-face-share", type=float, default=1.0,
@@ -616,9 +621,10 @@ def main() -> None:
     caches = [Path(c) for c in args.cache]
     if caches and all(c.is_file() for c in caches):  # several caches: trained on together
         for flag, given in (("--mine-negatives", args.mine_negatives),
-                            ("--mine-positives", args.mine_positives)):
+                            ("--mine-positives", args.mine_positives),
+                            ("--edge-negatives", args.edge_negatives)):
             if given:
-                raise SystemExit(f"{flag} mines while rendering; the caches given exist "
+                raise SystemExit(f"{flag} adds crops while rendering; the caches given exist "
                                  "already (their crops are as they were rendered)")
         parts = [np.load(c) for c in caches]
         if args.only != "detector":  # the crops are cut already: they must be cut as asked
@@ -635,7 +641,8 @@ def main() -> None:
                             (("--mine-negatives", args.mine_negatives),
                              ("--mine-positives", args.mine_positives)))
         images, heats, sizes, masks, hands, crops, classes = render_data(
-            args.scenes, rng, mix, cut, miner, args.mine_face_share, pos_miner)
+            args.scenes, rng, mix, cut, miner, args.mine_face_share, pos_miner,
+            args.edge_negatives, np.random.default_rng([args.seed, 2]))
         if caches:
             np.savez(caches[0], images=np.stack(images), heats=np.stack(heats),
                      sizes=np.stack(sizes), masks=np.stack(masks), hands=np.stack(hands),
@@ -745,6 +752,38 @@ def mined_positives(image: np.ndarray, labels: list[dict], miner: DiceConfig,
     return out, classes
 
 
+def edge_negatives(labels: list[dict], rng: np.random.Generator, rate: float, width: int,
+                   height: int) -> list[tuple[float, float, float, float]]:
+    """Boxes on the edges of the dice's top faces, as "none": for each labelled die with a
+    chance ``rate``, a box along one side of its top face (drawn from the four), as long as
+    that side, 0.3-0.7 of the face's size across it, its centre from 0.1 inside the edge to
+    0.4 beyond it (a face's centre is at least 0.4 of its size away). There lie the die's
+    side faces and, on a see-through die, the far faces' pips: a strip of pips that a
+    window cut to the box's shape squares up into something like a face. Draws only from
+    ``rng``; a box whose centre leaves the image is dropped."""
+    out = []
+    for lb in labels:
+        if rng.random() >= rate:
+            continue
+        x0, y0, x1, y1 = lb["bbox"]
+        bw, bh = x1 - x0, y1 - y0
+        side = int(rng.integers(0, 4))  # 0 above, 1 below, 2 left, 3 right
+        across = float(rng.uniform(0.3, 0.7))
+        beyond = float(rng.uniform(-0.1, 0.4))
+        if side < 2:
+            t = across * bh
+            cy = y0 - beyond * bh if side == 0 else y1 + beyond * bh
+            box = (x0, cy - t / 2, x1, cy + t / 2)
+        else:
+            t = across * bw
+            cx = x0 - beyond * bw if side == 2 else x1 + beyond * bw
+            box = (cx - t / 2, y0, cx + t / 2, y1)
+        if bw >= 3 and bh >= 3 and 0 <= (box[0] + box[2]) / 2 < width \
+                and 0 <= (box[1] + box[3]) / 2 < height:
+            out.append(box)
+    return out
+
+
 def _miner(flag: str, detector: str | None, threshold: float) -> DiceConfig | None:
     """The reader's settings a trainer's ``flag`` mines with: ``detector``'s first pass
     alone, at ``threshold`` (None without a detector; ``SystemExit`` for a missing file)."""
@@ -762,14 +801,19 @@ def _miner(flag: str, detector: str | None, threshold: float) -> DiceConfig | No
 
 def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = CropCut(),
                 miner: DiceConfig | None = None, face_share: float = 1.0,
-                pos_miner: DiceConfig | None = None,
+                pos_miner: DiceConfig | None = None, edge_rate: float = 0.0,
+                edge_rng: np.random.Generator | None = None,
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
     ``cut.aspect``). With ``miner``, the table scenes' crops include their
     :func:`mined_negatives` as "none", with ``pos_miner`` their :func:`mined_positives` (the
     close-ups, one die each, have neither); mining draws nothing from ``rng``, so the scenes
-    and their other crops are the same either way."""
+    and their other crops are the same either way. With ``edge_rate``, every scene's and
+    close-up's crops include :func:`edge_negatives` as "none", drawn from ``edge_rng`` alone
+    (the scenes and their other crops are again the same)."""
+    if edge_rate > 0 and edge_rng is None:
+        raise ValueError("edge_rate needs its own edge_rng")
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -783,6 +827,11 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
         if "tiles" in extras:  # close-ups: crops from each native close-up
             for tile, tile_labels in extras["tiles"]:
                 boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1, cut=cut)
+                if edge_rate > 0:
+                    edges = edge_negatives(tile_labels, edge_rng, edge_rate, tile.shape[1],
+                                           tile.shape[0])
+                    boxes.extend(edges)
+                    cls.extend([0] * len(edges))
                 if boxes:
                     crops.append(crop_batch(tile, boxes, aspect=cut.aspect))
                     classes.extend(cls)
@@ -795,6 +844,10 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                        < (box[3] - box[1]) for lb in labels):
                 boxes.append(tuple(box))
                 cls.append(0)
+        if edge_rate > 0:
+            edges = edge_negatives(labels, edge_rng, edge_rate, image.shape[1], image.shape[0])
+            boxes.extend(edges)
+            cls.extend([0] * len(edges))
         if miner is not None:
             mined = mined_negatives(image, labels, miner, face_share)
             boxes.extend(mined)

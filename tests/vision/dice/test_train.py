@@ -27,6 +27,7 @@ from models.dice.train import (  # noqa: E402
     check_cache_crops,
     colour_augment,
     crops_from,
+    edge_negatives,
     export,
     load_onnx,
     render_data,
@@ -362,9 +363,11 @@ def test_mined_positives_are_the_proposals_on_one_top_face_with_its_class(monkey
     assert classes == [train.crop_class(labels[k]) for k in lone][:train.MINE_PER_SCENE]
 
 
-@pytest.mark.parametrize("flag", ["--mine-negatives", "--mine-positives"])
-def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path, monkeypatch,
-                                                                       flag) -> None:
+@pytest.mark.parametrize("flag, value", [("--mine-negatives", "d.onnx"),
+                                         ("--mine-positives", "d.onnx"),
+                                         ("--edge-negatives", "0.5")])
+def test_crops_added_while_rendering_are_refused_on_rendered_caches(tmp_path, monkeypatch, flag,
+                                                                    value) -> None:
     import sys
 
     import models.dice.train as train
@@ -372,9 +375,17 @@ def test_mining_is_refused_on_rendered_caches_or_without_its_detector(tmp_path, 
     cache = tmp_path / "c.npz"
     np.savez(cache, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
     monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
-                                      str(cache), flag, "d.onnx"])
-    with pytest.raises(SystemExit, match=f"{flag} mines while rendering"):
+                                      str(cache), flag, value])
+    with pytest.raises(SystemExit, match=f"{flag} adds crops while rendering"):
         train.main()
+
+
+@pytest.mark.parametrize("flag", ["--mine-negatives", "--mine-positives"])
+def test_mining_is_refused_without_its_detector(tmp_path, monkeypatch, flag) -> None:
+    import sys
+
+    import models.dice.train as train
+
     monkeypatch.setattr(sys, "argv", ["train", "--out", str(tmp_path / "o"), "--cache",
                                       str(tmp_path / "new.npz"), flag,
                                       str(tmp_path / "missing.onnx")])
@@ -396,3 +407,53 @@ def test_a_proposal_whose_window_holds_much_of_a_top_face_can_be_left_unmined(mo
     assert train.mined_negatives(image, labels, DiceConfig()) == [beside, far]
     assert train.mined_negatives(image, labels, DiceConfig(), face_share=0.6) == [beside, far]
     assert train.mined_negatives(image, labels, DiceConfig(), face_share=0.25) == [far]
+
+
+def test_edge_negatives_lie_along_an_edge_of_a_top_face() -> None:
+    """--edge-negatives: each box spans one side of a die's top face, 0.3-0.7 of the face
+    across it, its centre 0.1 inside to 0.4 beyond that side: never where a face's centre
+    lies (positives are shifted by N(0, 0.1) of the face), and every side is drawn."""
+    face = {"bbox": (100.0, 120.0, 180.0, 160.0), "die_bbox": (100.0, 120.0, 180.0, 190.0),
+            "value": 4, "state": "flat", "color": "red"}
+    rng = np.random.default_rng(3)
+    assert edge_negatives([face] * 50, rng, 0.0, 300, 300) == []
+    boxes = [b for _ in range(100) for b in edge_negatives([face], rng, 1.0, 300, 300)]
+    assert len(boxes) == 100  # rate 1: one box per die
+    sides = set()
+    for x0, y0, x1, y1 in boxes:
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        dx, dy = (cx - 140.0) / 80.0, (cy - 140.0) / 40.0  # in the face's sizes
+        if (x0, x1) == (100.0, 180.0):  # above or below: the face's width, a strip across
+            assert 0.4 - 1e-9 <= abs(dy) <= 0.9 + 1e-9 and dx == 0
+            assert 0.3 * 40 - 1e-9 <= y1 - y0 <= 0.7 * 40 + 1e-9
+            sides.add("above" if dy < 0 else "below")
+        else:  # left or right: the face's height
+            assert (y0, y1) == (120.0, 160.0)
+            assert 0.4 - 1e-9 <= abs(dx) <= 0.9 + 1e-9 and dy == 0
+            assert 0.3 * 80 - 1e-9 <= x1 - x0 <= 0.7 * 80 + 1e-9
+            sides.add("left" if dx < 0 else "right")
+    assert sides == {"above", "below", "left", "right"}
+    # a die at the image's edge: a box whose centre leaves the image is dropped
+    corner = {**face, "bbox": (0.0, 0.0, 20.0, 20.0)}
+    kept = [b for _ in range(200) for b in edge_negatives([corner], rng, 1.0, 300, 300)]
+    assert 0 < len(kept) < 200
+    assert all(b[0] + b[2] >= 0 and b[1] + b[3] >= 0 for b in kept)
+
+
+def test_edge_negatives_add_none_crops_and_change_nothing_else() -> None:
+    """render_data with edge_rate: the same scenes and crops as without (edge_rng is their own
+    stream), and more crops, each of class "none"."""
+    mix = SceneMix(tile_rate=0.5)
+    plain = render_data(4, np.random.default_rng(5), mix)
+    more = render_data(4, np.random.default_rng(5), mix, edge_rate=1.0,
+                             edge_rng=np.random.default_rng(6))
+    for a, b in zip(plain[:5], more[:5], strict=True):  # images and detector targets
+        assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    old, new = np.concatenate(plain[5]), np.concatenate(more[5])
+    assert len(new) > len(old)
+    extra = [c for c in more[6] if c == 0]
+    assert len(extra) - sum(c == 0 for c in plain[6]) == len(new) - len(old)
+    # each scene's extra crops come after its own: every crop of the plain run is in the new
+    assert all(any(np.array_equal(x, y) for y in new) for x in old[::7])
+    with pytest.raises(ValueError, match="edge_rng"):
+        render_data(1, np.random.default_rng(5), mix, edge_rate=0.5)
