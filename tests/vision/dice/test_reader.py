@@ -163,19 +163,20 @@ def test_a_die_the_second_look_finds_whole_drops_its_parts():
 
 
 def test_a_second_look_reads_a_die_the_classifier_rejected():
-    """A close-up 2 whose first crop the classifier calls "not a die" (0.55 against 0.42 for
-    2): without ``look_rejected`` it is lost; looked at again from its strong peak, the new
-    crop reads 2 surely, and the die is kept with that value and a box on its face."""
-    rng = np.random.default_rng([2664, 1])
+    """A close-up 1 whose first crop the classifier calls "not a die" (0.53 against 0.44 for
+    1, the committed classifier of session 36): without ``look_rejected`` it is lost; looked
+    at again from its strong peak (0.97), the new crop reads 1 surely, and the die is kept
+    with that value and a box on its face."""
+    rng = np.random.default_rng([7982, 1])
     frame, labels = render_closeup(rng, int(rng.integers(44, 129)))
     face = [lb for lb in labels if lb["state"] == "flat"]
-    assert [lb["value"] for lb in face] == [2]
+    assert [lb["value"] for lb in face] == [1]
     never = read_dice(frame, DiceConfig(look_rejected=math.inf)).dice
     assert match([d.bbox for d in never], [face[0]["bbox"]]) == []
     assert read_dice(frame, DiceConfig(look_threshold=1.01)).dice == never  # not sure enough
     dice = read_dice(frame).dice
     ((k, _),) = match([d.bbox for d in dice], [face[0]["bbox"]])
-    assert (dice[k].value, dice[k].state) == (2, "flat")
+    assert (dice[k].value, dice[k].state) == (1, "flat")
     assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
 
 
