@@ -814,6 +814,13 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
     (the scenes and their other crops are again the same)."""
     if edge_rate > 0 and edge_rng is None:
         raise ValueError("edge_rate needs its own edge_rng")
+
+    def add_edges(boxes: list, cls: list, labels: list[dict], image: np.ndarray) -> None:
+        if edge_rate > 0:
+            edges = edge_negatives(labels, edge_rng, edge_rate, image.shape[1], image.shape[0])
+            boxes.extend(edges)
+            cls.extend([0] * len(edges))
+
     images, heats, sizes, masks, hands, crops, classes = [], [], [], [], [], [], []
     for _ in range(n):
         extras: dict = {}
@@ -827,11 +834,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
         if "tiles" in extras:  # close-ups: crops from each native close-up
             for tile, tile_labels in extras["tiles"]:
                 boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1, cut=cut)
-                if edge_rate > 0:
-                    edges = edge_negatives(tile_labels, edge_rng, edge_rate, tile.shape[1],
-                                           tile.shape[0])
-                    boxes.extend(edges)
-                    cls.extend([0] * len(edges))
+                add_edges(boxes, cls, tile_labels, tile)
                 if boxes:
                     crops.append(crop_batch(tile, boxes, aspect=cut.aspect))
                     classes.extend(cls)
@@ -844,10 +847,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                        < (box[3] - box[1]) for lb in labels):
                 boxes.append(tuple(box))
                 cls.append(0)
-        if edge_rate > 0:
-            edges = edge_negatives(labels, edge_rng, edge_rate, image.shape[1], image.shape[0])
-            boxes.extend(edges)
-            cls.extend([0] * len(edges))
+        add_edges(boxes, cls, labels, image)
         if miner is not None:
             mined = mined_negatives(image, labels, miner, face_share)
             boxes.extend(mined)
