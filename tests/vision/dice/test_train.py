@@ -446,14 +446,14 @@ def test_edge_negatives_add_none_crops_and_change_nothing_else() -> None:
     mix = SceneMix(tile_rate=0.5)
     plain = render_data(4, np.random.default_rng(5), mix)
     more = render_data(4, np.random.default_rng(5), mix, edge_rate=1.0,
-                             edge_rng=np.random.default_rng(6))
+                       edge_rng=np.random.default_rng(6))
     for a, b in zip(plain[:5], more[:5], strict=True):  # images and detector targets
         assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     old, new = np.concatenate(plain[5]), np.concatenate(more[5])
     assert len(new) > len(old)
     extra = [c for c in more[6] if c == 0]
     assert len(extra) - sum(c == 0 for c in plain[6]) == len(new) - len(old)
-    # each scene's extra crops come after its own: every crop of the plain run is in the new
+    # the plain run's crops are all among the new ones (every seventh is checked)
     assert all(any(np.array_equal(x, y) for y in new) for x in old[::7])
     with pytest.raises(ValueError, match="edge_rng"):
         render_data(1, np.random.default_rng(5), mix, edge_rate=0.5)
