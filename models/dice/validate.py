@@ -91,8 +91,13 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
         key, _, value = item.partition("=")
         if key not in kinds:
             raise SystemExit(f"--set {item}: DiceConfig has no field {key!r}")
-        changes[key] = int(value) if kinds[key] in (int, "int") else (
-            float(value) if kinds[key] in (float, "float") else value)
+        if kinds[key] in (bool, "bool"):
+            if value.lower() not in ("true", "false"):
+                raise SystemExit(f"--set {item}: {key} is true or false")
+            changes[key] = value.lower() == "true"
+        else:
+            changes[key] = int(value) if kinds[key] in (int, "int") else (
+                float(value) if kinds[key] in (float, "float") else value)
     return replace(config, **changes)
 
 

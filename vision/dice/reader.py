@@ -65,6 +65,13 @@ class DiceConfig:
         "is a die" probability reaches this.
     value_threshold : minimum class probability to report a value; below it the die is
         ``unreadable`` (never a guess).
+    value_given_die : measure a kept die's value against ``value_threshold`` as its
+        probability given that the crop is a die, ``p(value) / (1 - p(none))``, instead of
+        ``p(value)`` itself. Whether the crop is a die at all is decided before, by
+        ``none_threshold`` and ``die_threshold``; a die the classifier also finds somewhat
+        like "not a die" (a blurred or rounded one) would otherwise lose its value for that
+        doubt, which the reader has already settled, while one torn between two values
+        still reads none.
     unreadable_min_score : a candidate that cannot be read (cocked, unreadable, or below
         ``value_threshold``) is reported only when its detector score reaches this: a weak
         peak that is not clearly a die is more likely not a die at all.
@@ -156,6 +163,7 @@ class DiceConfig:
     none_threshold: float = 0.5
     die_threshold: float = 0.35
     value_threshold: float = 0.5
+    value_given_die: bool = False
     unreadable_min_score: float = 0.5
     rotations: int = 4
     turn_confidence: float = 0.95
@@ -481,6 +489,15 @@ def _kept(score: float, p: np.ndarray, config: DiceConfig) -> bool:
     return p[0] <= config.none_threshold and score * (1.0 - p[0]) >= config.die_threshold
 
 
+def _reads_value(p: np.ndarray, config: DiceConfig) -> bool:
+    """Whether a kept die of class probabilities ``p`` is read with a value: its best class
+    past "none" is one of 1-6 with a probability of ``value_threshold`` or more, taken given
+    that the crop is a die where ``value_given_die`` says so."""
+    if not config.value_given_die:
+        return _has_value(p, config.value_threshold)
+    return _has_value(p, config.value_threshold * max(1.0 - float(p[0]), 0.0))
+
+
 def _has_value(p: np.ndarray, threshold: float) -> bool:
     """Whether class probabilities ``p`` read a value: their best class past "none" is one of
     1-6 and reaches ``threshold``."""
@@ -520,7 +537,7 @@ def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs
     readings in place of the first. Which candidates were taken (a mask)."""
     taken = np.zeros(len(boxes), bool)
     again = [i for i, (score, p) in enumerate(zip(scores, probs, strict=True))
-             if (not _has_value(p, config.value_threshold) if _kept(score, p, config)
+             if (not _reads_value(p, config) if _kept(score, p, config)
                  else score >= config.look_rejected)]
     if not again:
         return taken
@@ -558,7 +575,7 @@ def _die(box: tuple[float, ...], score: float, p: np.ndarray, crop: np.ndarray,
         return Die(None, color, box, float(min(1.0, score * p[1 + k])), name)
     best = float(values.max())
     conf = float(min(1.0, best * math.sqrt(score)))
-    if best < config.value_threshold:
+    if not _reads_value(p, config):
         if score < config.unreadable_min_score:
             return None
         return Die(None, color, box, conf, "unreadable")

@@ -7,6 +7,7 @@ import sys
 
 import cv2
 import numpy as np
+import pytest
 
 from models.dice import validate
 from vision.render.dice import render_scene
@@ -75,3 +76,16 @@ def test_a_recoloured_run_reads_the_same_scenes_in_other_colours(monkeypatch, ca
     assert plain["recolour"] is False and turned["recolour"] is True
     assert turned["images"] == plain["images"] == 6
     assert turned["dice"] == plain["dice"]  # the same dice, labelled the same
+
+
+def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
+    from vision.dice import DiceConfig
+
+    config = validate.parse_set(["work_size=320", "value_threshold=0.6",
+                                 "value_given_die=True"], DiceConfig())
+    assert (config.work_size, config.value_threshold, config.value_given_die) == (320, 0.6, True)
+    assert validate.parse_set(["value_given_die=false"], config).value_given_die is False
+    for bad, message in (("value_given_die=yes", "true or false"),
+                         ("no_such=1", "no field 'no_such'")):
+        with pytest.raises(SystemExit, match=message):
+            validate.parse_set([bad], DiceConfig())
