@@ -162,8 +162,8 @@ class DiceConfig:
     peak_threshold: float = 0.3
     none_threshold: float = 0.5
     die_threshold: float = 0.35
-    value_threshold: float = 0.5
-    value_given_die: bool = False
+    value_threshold: float = 0.55
+    value_given_die: bool = True
     unreadable_min_score: float = 0.5
     rotations: int = 4
     turn_confidence: float = 0.95

@@ -214,28 +214,35 @@ def test_a_stronger_peak_keeps_what_a_weaker_one_with_the_same_reading_keeps():
     assert _kept(0.4, unsure, config)  # 0.4 x 0.93 reaches die_threshold: a die, unsure value
 
 
-def test_a_value_can_be_measured_given_that_the_crop_is_a_die():
-    """With ``value_given_die`` a kept die reading 6 at 0.35 beside "none" at 0.45 has a
-    value of 0.35 / 0.55 = 0.64 given that it is a die, and is read 6; without it, it is
-    unreadable. A die torn between two values stays unreadable either way, and the option
-    does not decide whether a crop is a die."""
+def test_a_value_is_measured_given_that_the_crop_is_a_die():
+    """The committed reader measures a kept die's value given that its crop is a die
+    (``value_given_die``, bar 0.55): a die reading 6 at 0.35 beside "none" at 0.45 has
+    0.35 / 0.55 = 0.64 and is read 6, where the joint bar of 0.5 before session 37 left it
+    unreadable; one reading 6 at 0.52 beside "none" at 0.02 has 0.53, under the bar, and is
+    left unreadable where the joint bar read it. A die torn between two values stays
+    unreadable either way, and the option does not decide whether a crop is a die."""
     from vision.dice.reader import _die
 
     doubted = np.array([0.45, 0.0, 0.0, 0.0, 0.0, 0.1, 0.35, 0.05, 0.05])
+    sure_die = np.array([0.02, 0.0, 0.0, 0.0, 0.0, 0.2, 0.52, 0.16, 0.1])
     torn = np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.42, 0.43, 0.0, 0.05])
     rejected = np.array([0.55, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0, 0.0])
     crop = np.full((40, 40, 3), 200, np.uint8)
     box = (0.0, 0.0, 40.0, 40.0)
-    plain, given = DiceConfig(), DiceConfig(value_given_die=True)
+    given = DiceConfig()
+    joint = DiceConfig(value_given_die=False, value_threshold=0.5)
+    assert given.value_given_die
 
     def read(p, config):
         die = _die(box, 0.9, p, crop, 0.0, config)
         return None if die is None else (die.value, die.state)
 
-    assert read(doubted, plain) == (None, "unreadable")
+    assert read(doubted, joint) == (None, "unreadable")
     assert read(doubted, given) == (6, "flat")
-    assert read(torn, plain) == read(torn, given) == (None, "unreadable")
-    assert read(rejected, plain) is read(rejected, given) is None
+    assert read(sure_die, joint) == (6, "flat")
+    assert read(sure_die, given) == (None, "unreadable")
+    assert read(torn, joint) == read(torn, given) == (None, "unreadable")
+    assert read(rejected, joint) is read(rejected, given) is None
 
 
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
