@@ -39,8 +39,8 @@ from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
-__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "crop_batch", "die_color", "read_dice",
-           "share_inside"]
+__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "classify", "crop_batch", "die_color",
+           "read_dice", "share_inside"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
@@ -483,6 +483,22 @@ def _classify(sess: object, crops: np.ndarray, turns: int,
     return probs, clear
 
 
+def classify(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The classifier's stage of :func:`read_dice` for top-face ``boxes`` ``(N, 4)``: their
+    crops ``(N, CROP, CROP, 3)`` (:func:`crop_batch` at ``crop_aspect``), class probabilities
+    ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)``, each averaged over the
+    crop's turns as ``rotations`` and ``turn_confidence`` say.
+
+    Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
+    """
+    crops = crop_batch(image, boxes, aspect=config.crop_aspect)
+    turns = max(1, min(4, config.rotations))
+    probs, clear = _classify(_session(config.classifier_path), crops, turns,
+                             config.turn_confidence)
+    return crops, probs, clear
+
+
 def _kept(score: float, p: np.ndarray, config: DiceConfig) -> bool:
     """Whether a candidate of detector score ``score`` and class probabilities ``p`` is a die
     (:func:`_die` keeps it, with or without a value). Any candidate that reaches
@@ -533,8 +549,7 @@ def _look_again(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
 
 
 def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs: np.ndarray,
-                 crops: np.ndarray, clear: np.ndarray, sess: object, turns: int,
-                 config: DiceConfig) -> np.ndarray:
+                 crops: np.ndarray, clear: np.ndarray, config: DiceConfig) -> np.ndarray:
     """Look again at each kept candidate read without a value, and at each rejected one of
     detector score ``look_rejected`` or more (:func:`_look_again`), and, where the new box's
     crop reads a value at ``look_threshold`` and is not "none", take its box, crop and
@@ -549,9 +564,7 @@ def _second_look(image: np.ndarray, boxes: np.ndarray, scores: np.ndarray, probs
                                         strict=True) if box is not None]
     if not moved:
         return taken
-    new_boxes = np.array([box for _, box in moved])
-    new_crops = crop_batch(image, new_boxes, aspect=config.crop_aspect)
-    new_probs, new_clear = _classify(sess, new_crops, turns, config.turn_confidence)
+    new_crops, new_probs, new_clear = classify(image, np.array([box for _, box in moved]), config)
     h, w = image.shape[:2]
     for k, (i, box) in enumerate(moved):
         if new_probs[k][0] <= config.none_threshold and _has_value(new_probs[k],
@@ -621,12 +634,9 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     boxes, scores, hand, whole = _candidates(image, config)
     if len(boxes) == 0:
         return DiceReading((), hand)
-    crops = crop_batch(image, boxes, aspect=config.crop_aspect)
-    sess = _session(config.classifier_path)
-    turns = max(1, min(4, config.rotations))
-    probs, clear = _classify(sess, crops, turns, config.turn_confidence)
+    crops, probs, clear = classify(image, boxes, config)
     if config.look_face > 0:
-        looked = _second_look(image, boxes, scores, probs, crops, clear, sess, turns, config)
+        looked = _second_look(image, boxes, scores, probs, crops, clear, config)
         if looked.any():
             keep = sorted(_nms(boxes, scores, config.nms_iou, config.max_dice))
             boxes, scores, probs, crops, clear, whole = (

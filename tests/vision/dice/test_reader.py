@@ -319,6 +319,28 @@ def test_candidates_are_what_the_classifier_is_given():
     assert np.array_equal(few, boxes[:2])
 
 
+def test_classify_is_the_readers_classifier_stage():
+    """``classify`` reads the candidates' boxes as ``read_dice`` does: with no second look,
+    each die read comes from a candidate whose crop, probabilities and colour are those the
+    reader kept (a die reads the value the probabilities give)."""
+    from vision.dice.reader import CLASSES, candidates, classify
+
+    frame, _ = render_scene(np.random.default_rng(5), count=(4, 6), size_px=(30.0, 60.0),
+                            hand_rate=0.0)
+    config = DiceConfig(look_face=0.0)
+    boxes, scores, _ = candidates(frame, config)
+    crops, probs, clear = classify(frame, boxes, config)
+    assert crops.shape == (len(boxes), 40, 40, 3) and probs.shape == (len(boxes), len(CLASSES))
+    assert np.allclose(probs.sum(axis=1), 1.0, atol=1e-5) and ((clear >= 0) & (clear <= 1)).all()
+    read = [d for d in read_dice(frame, config).dice if d.value is not None]
+    assert len(read) >= 3
+    keys = [tuple(float(v) for v in b) for b in boxes]
+    for die in read:
+        k = keys.index(die.bbox)
+        assert die.value == int(np.argmax(probs[k][1:7])) + 1
+        assert die.confidence == pytest.approx(min(1.0, probs[k][1:7].max() * scores[k] ** 0.5))
+
+
 def test_confident_crops_are_not_read_turned(monkeypatch):
     import vision.dice.reader as reader
 
