@@ -2,15 +2,20 @@
 
     /work/venv/bin/python -m models.dice.show DIR OUT [--all] [--limit 40]
 
-    /work/venv/bin/python -m models.dice.show DIR OUT --sheet [--limit 48]
+    /work/venv/bin/python -m models.dice.show DIR OUT --sheet [--limit 48] [--candidates]
 
 Green: labelled dice (value); red: readings (value or state), yellow: readings matched to no
 label. Writes one PNG per image that is not read exactly (``--all``: every image), and prints
 one line per such image. With ``--sheet``, writes instead one contact sheet ``OUT/sheet.jpg``
 of the failures die by die (a labelled die missed, read null or read wrong, and a reading
 matched to no label), each tile the die's surroundings captioned "true -> read" ("- -> 3" for
-a false positive), in the order of the labels file. A development tool: it is not part of the
-command line.
+a false positive), in the order of the labels file. With ``--candidates`` each failure's tile is
+followed by what the classifier made of it: up to three of the detector's candidates whose box
+centre lies in the failure's box (the labelled die's, or the false positive's), strongest
+first, each as its classifier crop (:func:`vision.dice.reader.classify`, before any second
+look) captioned with the detector score, the "not a die" probability and the best class past
+it with its probability (".81 n.12 5 .83"; "ck" cocked, "ur" unreadable); the sheet then holds
+two failures a row. A development tool: it is not part of the command line.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.dice import read_dice
+from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import score_image
+from vision.dice.reader import CLASSES, candidates, classify
 from vision.imageio import read_image
 
 
@@ -34,13 +40,16 @@ def main() -> None:
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--sheet", action="store_true", help="one contact sheet of failures")
+    parser.add_argument("--candidates", action="store_true",
+                        help="with --sheet: each failure's candidates as the classifier sees them")
     args = parser.parse_args()
     folder, out = Path(args.folder), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.sheet:
-        tiles = failure_tiles(folder, args.limit)
+        tiles = failure_tiles(folder, args.limit, args.candidates)
         cv2.imwrite(str(out / "sheet.jpg"), contact_sheet(tiles), [cv2.IMWRITE_JPEG_QUALITY, 88])
-        print(f"{len(tiles)} failures on {out / 'sheet.jpg'}")
+        failures = len(tiles) // (1 + CANDIDATES) if args.candidates else len(tiles)
+        print(f"{failures} failures on {out / 'sheet.jpg'}")
         return
     written = 0
     for entry in json.loads((folder / "labels.json").read_text()):
@@ -81,28 +90,63 @@ def _tile(image: np.ndarray, box: list[float] | tuple[float, ...], caption: str)
     m = np.float32([[s, 0, TILE / 2.0 - s * cx], [0, s, (TILE - 16) / 2.0 - s * cy]])
     tile = cv2.warpAffine(image, m, (TILE, TILE - 16), flags=cv2.INTER_AREA if s < 1
                           else cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    return _captioned(tile, caption)
+
+
+def _captioned(tile: np.ndarray, caption: str) -> np.ndarray:
+    """A ``(TILE - 16, TILE, 3)`` picture with its caption in a bar below: one TILE tile."""
     bar = np.zeros((16, TILE, 3), np.uint8)
     cv2.putText(bar, caption, (3, 12), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (255, 255, 255), 1)
     return np.vstack([tile, bar])
 
 
-def failure_tiles(folder: Path, limit: int) -> list[np.ndarray]:
-    """One tile per failure (see the module's docstring), at most ``limit``."""
-    tiles: list[np.ndarray] = []
+CANDIDATES = 3  # candidate tiles after each failure's with --candidates
+SHORT = {"cocked": "ck", "unreadable": "ur"}  # class names in a candidate's caption
+
+
+def _candidate_tiles(box: list[float] | tuple[float, ...], boxes: np.ndarray, scores: np.ndarray,
+                     crops: np.ndarray, probs: np.ndarray) -> list[np.ndarray]:
+    """The classifier's view of the candidates whose box centre lies in ``box``, strongest
+    first (``boxes`` come so), padded with blank tiles to ``CANDIDATES``."""
+    x0, y0, x1, y1 = box
+    tiles = []
+    for b, score, crop, p in zip(boxes, scores, crops, probs, strict=True):
+        cx, cy = (b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0
+        if len(tiles) < CANDIDATES and x0 <= cx <= x1 and y0 <= cy <= y1:
+            k = 1 + int(np.argmax(p[1:]))
+            big = cv2.resize(crop, (TILE, TILE - 16), interpolation=cv2.INTER_NEAREST)
+            caption = f"{score:.2f} n{p[0]:.2f} {SHORT.get(CLASSES[k], CLASSES[k])} {p[k]:.2f}"
+            tiles.append(_captioned(big, caption.replace("0.", ".")))
+    blank = np.zeros((TILE, TILE, 3), np.uint8)
+    return tiles + [blank] * (CANDIDATES - len(tiles))
+
+
+def failure_tiles(folder: Path, limit: int, with_candidates: bool = False) -> list[np.ndarray]:
+    """One tile per failure (see the module's docstring), at most ``limit`` failures; with
+    ``with_candidates`` each followed by its ``CANDIDATES`` candidate tiles."""
+    config = DiceConfig()
+    groups: list[list[np.ndarray]] = []
     for entry in json.loads((folder / "labels.json").read_text()):
         image = read_image(folder / entry["image"])
-        reading = read_dice(image)
+        reading = read_dice(image, config)
         result = score_image(entry["image"], reading, entry["dice"])
-        for (true, read), lb in zip(result.pairs, entry["dice"], strict=True):
-            if read != true:
-                tiles.append(_tile(image, lb["bbox"],
-                                   f"{true} -> {'null' if read is None else read}"))
-        for i in result.unmatched:
-            die = reading.dice[i]
-            tiles.append(_tile(image, die.bbox, f"- -> {die.value or die.state[:6]}"))
-        if len(tiles) >= limit:
+        failures = [(lb["bbox"], f"{true} -> {'null' if read is None else read}")
+                    for (true, read), lb in zip(result.pairs, entry["dice"], strict=True)
+                    if read != true]
+        failures += [(reading.dice[i].bbox,
+                      f"- -> {reading.dice[i].value or reading.dice[i].state[:6]}")
+                     for i in result.unmatched]
+        if with_candidates and failures:
+            boxes, scores, _ = candidates(image, config)
+            crops, probs, _ = classify(image, boxes, config)
+        for box, caption in failures:
+            group = [_tile(image, box, caption)]
+            if with_candidates:
+                group += _candidate_tiles(box, boxes, scores, crops, probs)
+            groups.append(group)
+        if len(groups) >= limit:
             break
-    return tiles[:limit]
+    return [tile for group in groups[:limit] for tile in group]
 
 
 def contact_sheet(tiles: list[np.ndarray], columns: int = 8) -> np.ndarray:
