@@ -321,8 +321,8 @@ def test_candidates_are_what_the_classifier_is_given():
 
 def test_classify_is_the_readers_classifier_stage():
     """``classify`` reads the candidates' boxes as ``read_dice`` does: with no second look,
-    each die read comes from a candidate whose crop, probabilities and colour are those the
-    reader kept (a die reads the value the probabilities give)."""
+    each die read with a value comes from a candidate whose probabilities give that value and
+    the die's confidence (its best value's probability times the root of the score)."""
     from vision.dice.reader import CLASSES, candidates, classify
 
     frame, _ = render_scene(np.random.default_rng(5), count=(4, 6), size_px=(30.0, 60.0),
