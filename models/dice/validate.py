@@ -57,7 +57,9 @@ from vision.render.dice import render_closeup, render_scene
 CLOSEUP_LOOKS = (("vivid", "casino dice in the brighter look"),
                  ("print", "casino dice with bold printing on the 1 and 2"),
                  ("sharp", "close-ups of a casino die shown as a sharp, well-exposed photo "
-                  "shows it"))
+                  "shows it"),
+                 ("flush", "casino dice whose flush pips are as bright on the side faces as "
+                  "on top"))
 TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("stone", "a stone table top"),
                ("board", "a board of land tiles with number tokens"),

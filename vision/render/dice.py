@@ -86,7 +86,10 @@ class DieSpec:
     pip radii. ``bold_print`` draws a casino die's printing large and bold
     (:func:`_bold_print`): a ring of letters tight around the 1's pip, sometimes on a dark
     band, and a big emblem between the 2's pips; it takes the place of ``logo``'s small
-    printing on those faces, with or without ``logo``.
+    printing on those faces, with or without ``logo``. ``flush_pips`` keeps the paint (pips and
+    printing) as bright on every face as on a face turned to the light: only the body takes
+    the face's shading, as with a casino die's flush white pips, whose side faces' pips look
+    as bright as the top's.
     """
 
     value: int
@@ -111,6 +114,7 @@ class DieSpec:
     pip_spread: float = 1.0
     one_scale: float = 2.0
     bold_print: bool = False
+    flush_pips: bool = False
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -503,6 +507,9 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
             through = 7 - values[k] if spec.translucent and not spec.see_through else None
             paint_of[k] = np.zeros((_TEX, _TEX), np.float32)
             tex = _face_texture(values[k], body, pip, spec, rng, through, paint_of[k])
+            if spec.flush_pips:  # the paint keeps its brightness: only the body is shaded
+                tex = tex * (shade + (1.0 - shade) * paint_of[k])[..., None]
+                shade = 1.0
             opacity = 0.82 if spec.translucent else 1.0
             paint = None
             if spec.see_through > 0:  # clear body, solid paint (pips, marks)
@@ -1009,7 +1016,8 @@ def _sharp_finish(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
                    tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
                    degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
-                   sharp_rate: float = 0.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                   sharp_rate: float = 0.0, flush_rate: float = 0.0,
+                   ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
     Two framings, drawn at random: a detector's crop (the square around the whole visible die,
@@ -1030,6 +1038,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     nothing. ``sharp_rate`` of the close-ups whose main die is a casino die show it and its
     casino neighbours as a sharp, well-exposed photo does (:func:`sharp_spec`, and the photo's
     finish instead of the usual degradations); 0 (the default) likewise draws nothing.
+    ``flush_rate`` of the close-ups whose main die is a casino die draw it and its casino
+    neighbours with flush pips (``DieSpec.flush_pips``: the side faces' pips as bright as the
+    top's); 0 (the default) likewise draws nothing.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -1056,6 +1067,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             main = sharp_spec(rng, main)
         if print_rate > 0 and rng.random() < print_rate:
             main = replace(main, bold_print=True)
+        if flush_rate > 0 and rng.random() < flush_rate:
+            main = replace(main, flush_pips=True)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -1076,6 +1089,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             other = sharp_spec(rng, other)
         if main.bold_print and other.see_through:
             other = replace(other, bold_print=True)
+        if main.flush_pips and other.see_through:
+            other = replace(other, flush_pips=True)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

@@ -274,10 +274,33 @@ def test_spread_pips_sit_nearer_the_corners():
     assert spread > plain + 60
 
 
-@pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate"])
+def test_flush_pips_are_as_bright_on_a_side_face_as_on_top():
+    """A die seen at a tilt shows side faces the light reaches less: with ``flush_pips`` their
+    pips (and the top's) are no longer shaded with the body, so they get brighter, and
+    nothing else changes."""
+    die = DieSpec(6, "black", (80.0, 70.0), 60.0, body=(40, 40, 40), pip=(250, 250, 250),
+                  glossy=False, yaw_deg=30.0)
+
+    def draw(spec):
+        frame = np.full((160, 160, 3), 90, np.uint8)
+        labels = draw_dice(frame, [spec], np.random.default_rng(3), tilt_deg=45, shadows=0,
+                           glare=0)
+        return frame.astype(int), labels
+
+    shaded, labels = draw(die)
+    flush, flush_labels = draw(replace(die, flush_pips=True))
+    assert labels == flush_labels
+    change = flush - shaded
+    assert change.min() >= -1  # only brighter (the default light leaves every face below 1)
+    brighter = (change > 20).any(axis=2)
+    assert brighter.sum() > 40  # the side faces' pips
+    assert (flush[brighter] > 200).all(axis=1).mean() > 0.5  # now near the paint's white
+
+
+@pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate", "flush_rate"])
 def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
-    """The vivid and sharp looks and bold printing: at 0 they draw nothing, at 1 they change
-    the die."""
+    """The vivid and sharp looks, bold printing and flush pips: at 0 they draw nothing, at 1
+    they change the die."""
     def closeup(**kw):
         return render_closeup(np.random.default_rng(5), 64, clear_rate=1.0, **kw)
 

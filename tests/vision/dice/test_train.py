@@ -122,6 +122,16 @@ def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
         assert "tiles" not in extras
 
 
+def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
+    """--flush-rate reaches the close-ups (its casino dice are drawn otherwise), and at 0 the
+    scenes are those drawn without it."""
+    def tiles(**rates: float) -> np.ndarray:
+        return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, **rates))[0]
+
+    assert np.array_equal(tiles(), tiles(flush_rate=0.0))
+    assert not np.array_equal(tiles(), tiles(flush_rate=1.0))
+
+
 def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
     square = render_data(3, np.random.default_rng(4), SceneMix(), CropCut(aspect=0.0))
     shaped = render_data(3, np.random.default_rng(4), SceneMix())  # the reader's default
