@@ -269,6 +269,7 @@ class SceneMix:
     print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
     sharp_rate: float = 0.0  # close-ups of a casino die as a sharp photo shows it (--sharp-rate)
     flush_rate: float = 0.0  # close-ups' casino dice with flush pips (--flush-rate)
+    off_axis_rate: float = 0.0  # close-ups of a die off a close lens's axis (--off-axis-rate)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
@@ -281,7 +282,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     if kind < mix.tile_rate:
         return closeup_tiles(rng, mix.supersample, extras, vivid_rate=mix.vivid_rate,
                              print_rate=mix.print_rate, sharp_rate=mix.sharp_rate,
-                             flush_rate=mix.flush_rate)
+                             flush_rate=mix.flush_rate, off_axis_rate=mix.off_axis_rate)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
@@ -314,8 +315,9 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
     from them, as the reader cuts them from the frame it was given). ``looks`` are
     :func:`vision.render.dice.render_closeup`'s rates of its casino dice's looks
-    (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``). Neighbours mostly
-    out of view (under ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
+    (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``) and of its dice off a
+    close lens's axis (``off_axis_rate``). Neighbours mostly out of view (under
+    ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
     labels: list[dict] = []
@@ -534,6 +536,10 @@ def main() -> None:
                         help="share of the close-ups of a casino die drawn with flush pips: "
                         "the side faces' pips as bright as the top's "
                         "(vision.render.dice.DieSpec.flush_pips)")
+    parser.add_argument("--off-axis-rate", type=float, default=0.0,
+                        help="share of the close-ups cut from a photo taken close over the "
+                        "table, the die off the lens axis: side faces along any edge of its "
+                        "top face (vision.render.dice.render_closeup)")
     parser.add_argument("--desk-rate", type=float, default=0.0,
                         help="share of table scenes (of 1-8 dice) whose look-alikes include "
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
@@ -613,6 +619,7 @@ def main() -> None:
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
                    sharp_rate=args.sharp_rate, flush_rate=args.flush_rate,
+                   off_axis_rate=args.off_axis_rate,
                    steep_rate=args.steep_rate, big_rate=args.big_rate,
                    wide_rate=args.wide_rate)
     if args.distractor_rate is not None:

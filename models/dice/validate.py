@@ -59,7 +59,9 @@ CLOSEUP_LOOKS = (("vivid", "casino dice in the brighter look"),
                  ("sharp", "close-ups of a casino die shown as a sharp, well-exposed photo "
                   "shows it"),
                  ("flush", "casino dice whose flush pips are as bright on the side faces as "
-                  "on top"))
+                  "on top"),
+                 ("off-axis", "close-ups cut from a photo taken close over the table, the die "
+                  "off the lens axis"))
 TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("stone", "a stone table top"),
                ("board", "a board of land tiles with number tokens"),

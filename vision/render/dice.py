@@ -1017,7 +1017,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
                    tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
                    degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
                    sharp_rate: float = 0.0, flush_rate: float = 0.0,
-                   ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                   off_axis_rate: float = 0.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
     Two framings, drawn at random: a detector's crop (the square around the whole visible die,
@@ -1040,7 +1040,11 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     finish instead of the usual degradations); 0 (the default) likewise draws nothing.
     ``flush_rate`` of the close-ups whose main die is a casino die draw it and its casino
     neighbours with flush pips (``DieSpec.flush_pips``: the side faces' pips as bright as the
-    top's); 0 (the default) likewise draws nothing.
+    top's); 0 (the default) likewise draws nothing. ``off_axis_rate`` of the close-ups are
+    crops of a photo taken close over the table, their die away from the lens axis
+    (:func:`draw_dice`'s ``lens``, the axis 0.3-0.8 focal lengths off in any direction): it
+    shows the side faces that face the axis, which can lie along any edge of its top face in
+    the crop; 0 (the default) likewise draws nothing.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -1094,8 +1098,14 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
+    lens = None
+    if off_axis_rate > 0 and rng.random() < off_axis_rate:
+        focal = size * float(rng.uniform(6.0, 14.0))
+        ang, dist = rng.uniform(0, 2 * math.pi), focal * float(rng.uniform(0.3, 0.8))
+        lens = (focal, centre[0] - math.cos(ang) * dist, centre[1] - math.sin(ang) * dist)
     labels = draw_dice(frame, specs, rng, tilt_deg=tilt, light=light,
-                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.5)))
+                       shadows=float(rng.uniform(0.15, 0.6)), glare=float(rng.uniform(0, 0.5)),
+                       lens=lens)
     if rng.random() < 0.6:  # a detector's crop around the whole die
         x0, y0, x1, y1 = labels[0]["die_bbox"]
         span = max(x1 - x0, y1 - y0) * float(rng.uniform(0.95, 1.3))

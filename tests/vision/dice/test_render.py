@@ -297,10 +297,11 @@ def test_flush_pips_are_as_bright_on_a_side_face_as_on_top():
     assert (flush[brighter] > 200).all(axis=1).mean() > 0.5  # now near the paint's white
 
 
-@pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate", "flush_rate"])
+@pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate", "flush_rate",
+                                    "off_axis_rate"])
 def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
-    """The vivid and sharp looks, bold printing and flush pips: at 0 they draw nothing, at 1
-    they change the die."""
+    """The vivid and sharp looks, bold printing, flush pips and a die off a close lens's axis:
+    at 0 they draw nothing, at 1 they change the die."""
     def closeup(**kw):
         return render_closeup(np.random.default_rng(5), 64, clear_rate=1.0, **kw)
 
