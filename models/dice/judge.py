@@ -1,4 +1,4 @@
-"""Run the reader on the thirteen documented rendered sets at a seed offset, and compare runs.
+"""Run the reader on the documented rendered sets at a seed offset, and compare runs.
 
     /work/venv/bin/python -m models.dice.judge OUT.jsonl --offset 3300 [--models DIR] \
         [--set weak_value=0.9 ...] [--recolour] [--jobs 2]
@@ -43,6 +43,9 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (787, ("--count", "200", "--tilt", "55,75", "--size", "50,110")),
     (788, ("--count", "200", "--wide-rate", "1")),
     (792, ("--count", "200", "--size", "100,220", "--tilt", "0,45")),
+    (793, ("--count", "300", "--closeups", "--side", "60,72", "--tilt", "0,30", "--sharp-rate",
+           "1", "--print-rate", "0.5", "--vivid-rate", "0.5", "--flush-rate", "1",
+           "--off-axis-rate", "1")),
 )
 
 
