@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import score_image
+from vision.dice.evaluate import _center, _inside, score_image
 from vision.dice.reader import CLASSES, candidates, classify
 from vision.imageio import read_image
 
@@ -108,11 +108,9 @@ def _candidate_tiles(box: list[float] | tuple[float, ...], boxes: np.ndarray, sc
                      crops: np.ndarray, probs: np.ndarray) -> list[np.ndarray]:
     """The classifier's view of the candidates whose box centre lies in ``box``, strongest
     first (``boxes`` come so), padded with blank tiles to ``CANDIDATES``."""
-    x0, y0, x1, y1 = box
     tiles = []
     for b, score, crop, p in zip(boxes, scores, crops, probs, strict=True):
-        cx, cy = (b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0
-        if len(tiles) < CANDIDATES and x0 <= cx <= x1 and y0 <= cy <= y1:
+        if len(tiles) < CANDIDATES and _inside(_center(b), box):
             k = 1 + int(np.argmax(p[1:]))
             big = cv2.resize(crop, (TILE, TILE - 16), interpolation=cv2.INTER_NEAREST)
             caption = f"{score:.2f} n{p[0]:.2f} {SHORT.get(CLASSES[k], CLASSES[k])} {p[k]:.2f}"
