@@ -46,6 +46,7 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (793, ("--count", "300", "--closeups", "--side", "60,72", "--tilt", "0,30", "--sharp-rate",
            "1", "--print-rate", "0.5", "--vivid-rate", "0.5", "--flush-rate", "1",
            "--off-axis-rate", "1")),
+    (794, ("--count", "300", "--closeups", "--tilt", "40,65")),
 )
 
 

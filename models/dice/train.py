@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from models.dice.validate import range_arg
 from vision.dice.reader import (
     CLASSES,
     CROP,
@@ -39,7 +40,7 @@ from vision.dice.reader import (
     crop_batch,
     share_inside,
 )
-from vision.render.dice import CUT_INSIDE, render_closeup, render_scene
+from vision.render.dice import CLOSEUP_TILT, CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
 STRETCH = (0.7, 1.4)  # photos squashed to a square by their exporter
@@ -270,6 +271,7 @@ class SceneMix:
     sharp_rate: float = 0.0  # close-ups of a casino die as a sharp photo shows it (--sharp-rate)
     flush_rate: float = 0.0  # close-ups' casino dice with flush pips (--flush-rate)
     off_axis_rate: float = 0.0  # close-ups of a die off a close lens's axis (--off-axis-rate)
+    closeup_tilt: tuple[float, float] = CLOSEUP_TILT  # close-ups' camera tilt (--closeup-tilt)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
@@ -282,7 +284,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     if kind < mix.tile_rate:
         return closeup_tiles(rng, mix.supersample, extras, vivid_rate=mix.vivid_rate,
                              print_rate=mix.print_rate, sharp_rate=mix.sharp_rate,
-                             flush_rate=mix.flush_rate, off_axis_rate=mix.off_axis_rate)
+                             flush_rate=mix.flush_rate, off_axis_rate=mix.off_axis_rate,
+                             tilt_deg=mix.closeup_tilt)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
@@ -540,6 +543,9 @@ def main() -> None:
                         help="share of the close-ups cut from a photo taken close over the "
                         "table, the die off the lens axis: side faces along any edge of its "
                         "top face (vision.render.dice.render_closeup)")
+    parser.add_argument("--closeup-tilt", type=range_arg, default=CLOSEUP_TILT,
+                        metavar="LO,HI", help="range of the close-ups' camera tilt from "
+                        "vertical, degrees (render_closeup's tilt_deg; default %(default)s)")
     parser.add_argument("--desk-rate", type=float, default=0.0,
                         help="share of table scenes (of 1-8 dice) whose look-alikes include "
                         "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
@@ -619,7 +625,7 @@ def main() -> None:
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
                    sharp_rate=args.sharp_rate, flush_rate=args.flush_rate,
-                   off_axis_rate=args.off_axis_rate,
+                   off_axis_rate=args.off_axis_rate, closeup_tilt=args.closeup_tilt,
                    steep_rate=args.steep_rate, big_rate=args.big_rate,
                    wide_rate=args.wide_rate)
     if args.distractor_rate is not None:

@@ -129,7 +129,8 @@ def counts(report: dict) -> dict[str, int]:
             "nonflat": report["wrong_on_unreadable"]}
 
 
-def _range(text: str) -> tuple[float, float]:
+def range_arg(text: str) -> tuple[float, float]:
+    """A command line's ``LO,HI`` as two floats (argparse's ``type``)."""
     low, _, high = text.partition(",")
     try:
         return float(low), float(high)
@@ -154,16 +155,16 @@ def main() -> None:
                             help=f"share of table scenes with {what} (render_scene's "
                             f"{name.replace('-', '_')}_rate; default 0, the scenes of "
                             "`render dice`)")
-    parser.add_argument("--tilt", type=_range, default=None, metavar="LO,HI",
+    parser.add_argument("--tilt", type=range_arg, default=None, metavar="LO,HI",
                         help="camera tilt range in degrees (render_scene's tilt_deg, or "
                         "with --closeups render_closeup's; default their own)")
-    parser.add_argument("--size", type=_range, default=None, metavar="LO,HI",
+    parser.add_argument("--size", type=range_arg, default=None, metavar="LO,HI",
                         help="table scenes' die edge range in pixels (render_scene's size_px; "
                         "default its own)")
-    parser.add_argument("--stretch", type=_range, default=None, metavar="LO,HI",
+    parser.add_argument("--stretch", type=range_arg, default=None, metavar="LO,HI",
                         help="table scenes' horizontal stretch range (render_scene's stretch: "
                         "photos squashed to a square by their exporter; default none)")
-    parser.add_argument("--side", type=_range, default=(44, 128), metavar="LO,HI",
+    parser.add_argument("--side", type=range_arg, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
     parser.add_argument("--recolour", action="store_true",

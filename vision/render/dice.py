@@ -31,14 +31,17 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS", "READ_INSIDE", "DieSpec",
-           "board_places", "clear_spec", "draw_board", "draw_dice", "draw_distractors",
+__all__ = ["CLOSEUP_TILT", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
+           "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board", "draw_dice",
+           "draw_distractors",
            "random_background", "random_specs", "render_closeup", "render_scene",
            "sharp_spec", "stone_background", "vivid_spec"]
 
 # a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
 # and with less than CUT_INSIDE there is too little of it to learn from (render_closeup)
 READ_INSIDE, CUT_INSIDE = 0.75, 0.4
+# render_closeup's default range of the camera tilt from vertical, degrees
+CLOSEUP_TILT = (0.0, 35.0)
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -1014,7 +1017,7 @@ def _sharp_finish(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0.5,
-                   tilt_deg: tuple[float, float] = (0.0, 35.0), supersample: int = 1,
+                   tilt_deg: tuple[float, float] = CLOSEUP_TILT, supersample: int = 1,
                    degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
                    sharp_rate: float = 0.0, flush_rate: float = 0.0,
                    off_axis_rate: float = 0.0) -> tuple[np.ndarray, list[dict[str, Any]]]:

@@ -11,6 +11,7 @@ import pytest
 from vision.dice import DiceConfig
 from vision.dice.reader import CLASSES, CROP
 from vision.onnxmodel import onnx_session
+from vision.render.dice import CLOSEUP_TILT
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -131,6 +132,23 @@ def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
     for rate in ("flush_rate", "off_axis_rate"):
         assert np.array_equal(tiles(), tiles(**{rate: 0.0}))
         assert not np.array_equal(tiles(), tiles(**{rate: 1.0}))
+
+
+def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
+    """--closeup-tilt reaches the close-ups: at render_closeup's own range the scenes are those
+    drawn without it, and a low camera squashes the top faces (their height over width)."""
+    def tiles(tilt: tuple[float, float] | None = None) -> tuple[np.ndarray, list[dict]]:
+        mix = SceneMix(tile_rate=1.0) if tilt is None else SceneMix(tile_rate=1.0,
+                                                                     closeup_tilt=tilt)
+        return scene(np.random.default_rng(11), mix)
+
+    assert np.array_equal(tiles()[0], tiles(CLOSEUP_TILT)[0])
+
+    def squash(labels: list[dict]) -> float:
+        return float(np.median([(b[3] - b[1]) / max(b[2] - b[0], 1e-6)
+                                for b in (lb["bbox"] for lb in labels)]))
+
+    assert squash(tiles((60.0, 65.0))[1]) < 0.8 * squash(tiles((0.0, 5.0))[1])
 
 
 def test_the_training_crops_are_cut_as_the_reader_is_told_to() -> None:
