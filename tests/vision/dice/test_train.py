@@ -26,6 +26,7 @@ from models.dice.train import (  # noqa: E402
     cache_cut,
     camera_augment,
     check_cache_crops,
+    closeup_tiles,
     colour_augment,
     crops_from,
     edge_negatives,
@@ -135,14 +136,15 @@ def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
 
 
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
-    """--closeup-tilt reaches the close-ups: at render_closeup's own range the scenes are those
-    drawn without it, and a low camera squashes the top faces (their height over width)."""
-    def tiles(tilt: tuple[float, float] | None = None) -> tuple[np.ndarray, list[dict]]:
-        mix = SceneMix(tile_rate=1.0) if tilt is None else SceneMix(tile_rate=1.0,
-                                                                     closeup_tilt=tilt)
-        return scene(np.random.default_rng(11), mix)
+    """--closeup-tilt reaches the close-ups: by default the scenes are those render_closeup
+    draws at its own tilt, and a low camera squashes the top faces (their height over width)."""
+    def tiles(tilt: tuple[float, float] = CLOSEUP_TILT) -> tuple[np.ndarray, list[dict]]:
+        return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, closeup_tilt=tilt))
 
-    assert np.array_equal(tiles()[0], tiles(CLOSEUP_TILT)[0])
+    rng = np.random.default_rng(11)
+    rng.random()  # scene's draw of the kind of scene
+    assert np.array_equal(scene(np.random.default_rng(11), SceneMix(tile_rate=1.0))[0],
+                          closeup_tiles(rng)[0])  # render_closeup's default tilt
 
     def squash(labels: list[dict]) -> float:
         return float(np.median([(b[3] - b[1]) / max(b[2] - b[0], 1e-6)
