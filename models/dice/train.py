@@ -312,6 +312,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
+                  tilt_deg: tuple[float, float] = CLOSEUP_TILT,
                   **looks: float) -> tuple[np.ndarray, list[dict]]:
     """Four close-ups of one die each (:func:`render_closeup`, 44-96 px), each enlarged to the
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
@@ -319,15 +320,17 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     from them, as the reader cuts them from the frame it was given). ``looks`` are
     :func:`vision.render.dice.render_closeup`'s rates of its casino dice's looks
     (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``) and of its dice off a
-    close lens's axis (``off_axis_rate``). Neighbours mostly out of view (under
-    ``CUT_INSIDE`` of their top face inside) are left out of the labels."""
+    close lens's axis (``off_axis_rate``); ``tilt_deg`` is the range of its camera tilt.
+    Neighbours mostly out of view (under ``CUT_INSIDE`` of their top face inside) are left out
+    of the labels."""
     half = SCENE // 2
     canvas = np.empty((SCENE, SCENE, 3), np.uint8)
     labels: list[dict] = []
     tiles = []
     for k in range(4):
         side = int(rng.integers(44, half + 1))
-        image, lbs = render_closeup(rng, side, supersample=supersample, **looks)
+        image, lbs = render_closeup(rng, side, supersample=supersample, tilt_deg=tilt_deg,
+                                    **looks)
         lbs = [lb for lb in lbs if lb["inside"] >= CUT_INSIDE]
         tiles.append((image, lbs))
         f = half / side

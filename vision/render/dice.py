@@ -33,9 +33,8 @@ from vision.imageio import jpeg_round_trip
 
 __all__ = ["CLOSEUP_TILT", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
            "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board", "draw_dice",
-           "draw_distractors",
-           "random_background", "random_specs", "render_closeup", "render_scene",
-           "sharp_spec", "stone_background", "vivid_spec"]
+           "draw_distractors", "random_background", "random_specs", "render_closeup",
+           "render_scene", "sharp_spec", "stone_background", "vivid_spec"]
 
 # a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
 # and with less than CUT_INSIDE there is too little of it to learn from (render_closeup)

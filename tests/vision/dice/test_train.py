@@ -11,7 +11,6 @@ import pytest
 from vision.dice import DiceConfig
 from vision.dice.reader import CLASSES, CROP
 from vision.onnxmodel import onnx_session
-from vision.render.dice import CLOSEUP_TILT
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -138,7 +137,7 @@ def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
     """--closeup-tilt reaches the close-ups: by default the scenes are those render_closeup
     draws at its own tilt, and a low camera squashes the top faces (their height over width)."""
-    def tiles(tilt: tuple[float, float] = CLOSEUP_TILT) -> tuple[np.ndarray, list[dict]]:
+    def tiles(tilt: tuple[float, float]) -> tuple[np.ndarray, list[dict]]:
         return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, closeup_tilt=tilt))
 
     rng = np.random.default_rng(11)
