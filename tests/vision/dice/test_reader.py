@@ -206,8 +206,9 @@ def test_a_stronger_peak_keeps_what_a_weaker_one_with_the_same_reading_keeps():
     from vision.dice.reader import _kept
 
     sure = np.array([0.07, 0.0, 0.0, 0.93, 0.0, 0.0, 0.0, 0.0, 0.0])
-    unsure = np.array([0.07, 0.0, 0.0, 0.8, 0.13, 0.0, 0.0, 0.0, 0.0])
+    unsure = np.array([0.07, 0.0, 0.0, 0.7, 0.23, 0.0, 0.0, 0.0, 0.0])
     config = DiceConfig()
+    assert float(unsure[3]) < config.weak_value <= float(sure[3])
     assert 0.36 * (1 - sure[0]) < config.die_threshold
     assert _kept(0.27, sure, config) and _kept(0.36, sure, config)
     assert not _kept(0.24, sure, config)
