@@ -271,6 +271,7 @@ class SceneMix:
     sharp_rate: float = 0.0  # close-ups of a casino die as a sharp photo shows it (--sharp-rate)
     flush_rate: float = 0.0  # close-ups' casino dice with flush pips (--flush-rate)
     off_axis_rate: float = 0.0  # close-ups of a die off a close lens's axis (--off-axis-rate)
+    stamp_rate: float = 0.0  # close-ups' casino dice stamped (serial, fine ring) (--stamp-rate)
     closeup_tilt: tuple[float, float] = CLOSEUP_TILT  # close-ups' camera tilt (--closeup-tilt)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
@@ -285,7 +286,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
         return closeup_tiles(rng, mix.supersample, extras, vivid_rate=mix.vivid_rate,
                              print_rate=mix.print_rate, sharp_rate=mix.sharp_rate,
                              flush_rate=mix.flush_rate, off_axis_rate=mix.off_axis_rate,
-                             tilt_deg=mix.closeup_tilt)
+                             stamp_rate=mix.stamp_rate, tilt_deg=mix.closeup_tilt)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
@@ -319,8 +320,9 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
     from them, as the reader cuts them from the frame it was given). ``looks`` are
     :func:`vision.render.dice.render_closeup`'s rates of its casino dice's looks
-    (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``) and of its dice off a
-    close lens's axis (``off_axis_rate``); ``tilt_deg`` is the range of its camera tilt.
+    (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``, ``stamp_rate``) and of
+    its dice off a close lens's axis (``off_axis_rate``); ``tilt_deg`` is the range of its
+    camera tilt.
     Neighbours mostly out of view (under ``CUT_INSIDE`` of their top face inside) are left out
     of the labels."""
     half = SCENE // 2
@@ -546,6 +548,11 @@ def main() -> None:
                         help="share of the close-ups cut from a photo taken close over the "
                         "table, the die off the lens axis: side faces along any edge of its "
                         "top face (vision.render.dice.render_closeup)")
+    parser.add_argument("--stamp-rate", type=float, default=0.0,
+                        help="share of the close-ups of a casino die drawn stamped as precision "
+                        "casino dice are: a serial number between the 6's pip columns, the "
+                        "casino's name in a fine ring round the 1 "
+                        "(vision.render.dice.DieSpec.stamped)")
     parser.add_argument("--closeup-tilt", type=range_arg, default=CLOSEUP_TILT,
                         metavar="LO,HI", help="range of the close-ups' camera tilt from "
                         "vertical, degrees (render_closeup's tilt_deg; default %(default)s)")
@@ -628,7 +635,8 @@ def main() -> None:
                    board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
                    desk_rate=args.desk_rate, print_rate=args.print_rate,
                    sharp_rate=args.sharp_rate, flush_rate=args.flush_rate,
-                   off_axis_rate=args.off_axis_rate, closeup_tilt=args.closeup_tilt,
+                   off_axis_rate=args.off_axis_rate, stamp_rate=args.stamp_rate,
+                   closeup_tilt=args.closeup_tilt,
                    steep_rate=args.steep_rate, big_rate=args.big_rate,
                    wide_rate=args.wide_rate)
     if args.distractor_rate is not None:

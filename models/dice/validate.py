@@ -7,8 +7,9 @@ The scenes are those of ``doomcompanion render dice OUT --count N --seed S`` (sa
 renderer defaults), read in memory. ``--closeups`` reads close-ups of one die instead
 (:func:`vision.render.dice.render_closeup`, 44-128 px or ``--side LO,HI``, half of them
 casino-style see-through dice, neighbours cut by the border), a second rendered set for crops
-of one die; ``--vivid-rate``, ``--print-rate`` and ``--sharp-rate`` draw their casino dice in
-the renderer's other looks.
+of one die; ``--vivid-rate``, ``--print-rate``, ``--sharp-rate``, ``--flush-rate``,
+``--off-axis-rate`` and ``--stamp-rate`` draw their casino dice in the renderer's other looks
+(``CLOSEUP_LOOKS``).
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
 whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
@@ -61,7 +62,9 @@ CLOSEUP_LOOKS = (("vivid", "casino dice in the brighter look"),
                  ("flush", "casino dice whose flush pips are as bright on the side faces as "
                   "on top"),
                  ("off-axis", "close-ups cut from a photo taken close over the table, the die "
-                  "off the lens axis"))
+                  "off the lens axis"),
+                 ("stamp", "casino dice stamped as precision dice are: a serial number on the "
+                  "6, the casino's name in a fine ring round the 1"))
 TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("stone", "a stone table top"),
                ("board", "a board of land tiles with number tokens"),

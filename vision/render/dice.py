@@ -91,7 +91,10 @@ class DieSpec:
     printing on those faces, with or without ``logo``. ``flush_pips`` keeps the paint (pips and
     printing) as bright on every face as on a face turned to the light: only the body takes
     the face's shading, as with a casino die's flush white pips, whose side faces' pips look
-    as bright as the top's.
+    as bright as the top's. ``stamped`` prints a precision casino die's stamping in the pips'
+    paint (:func:`_stamp`): a serial number between the 6's two columns of pips, and the
+    casino's name as a fine ring of small letters tight around the 1's pip (which then has
+    no body-coloured circle inside it); it takes the place of other printing on the 1.
     """
 
     value: int
@@ -117,6 +120,7 @@ class DieSpec:
     one_scale: float = 2.0
     bold_print: bool = False
     flush_pips: bool = False
+    stamped: bool = False
 
 
 def _rot_z(a: float) -> np.ndarray:
@@ -170,10 +174,12 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
         if spec.glossy and rng.random() < 0.5:  # small highlight or engraved rim
             cv2.circle(tex, center, int(r * 16), tuple(float(c) * 0.7 for c in pip), 1,
                        cv2.LINE_AA, 4)
-    if spec.big_one and value == 1:
+    if spec.big_one and value == 1 and not spec.stamped:
         cv2.circle(tex, (t // 2, t // 2), int(r * 0.55), tuple(float(c) for c in body), 1,
                    cv2.LINE_AA)
-    if spec.bold_print and value in (1, 2):
+    if spec.stamped and value in (1, 6):
+        _stamp(tex, paint, value, r, pip, rng)
+    elif spec.bold_print and value in (1, 2):
         _bold_print(tex, paint, value, r, body, pip, rng)
     elif spec.logo and value == 1 and spec.big_one and rng.random() < 0.5:
         # casino dice: a ring of small printed marks around the big pip
@@ -258,6 +264,63 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
     turn = cv2.getRotationMatrix2D((t / 2, t / 2), float(rng.uniform(-60, 60)), 1.0)
     layer = cv2.warpAffine(layer, turn, (t, t))
     tex[:] = tex * (1 - layer[..., None]) + np.asarray(ink, np.float32) * layer[..., None]
+    if paint is not None:
+        np.maximum(paint, layer, out=paint)
+
+
+def _stamp(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
+           pip: np.ndarray, rng: np.random.Generator) -> None:
+    """A precision casino die's stamping, in the pips' paint ``pip``, on its face texture
+    ``tex`` (and ``paint``): on the 6 a serial number (3-4 digits 0.08-0.12 faces tall) along
+    the middle, between the two columns of pips; on the 1 the casino's name (18-32 letters
+    0.045-0.075 faces tall, a gap or two between its words) as a nearly closed ring tight
+    around the pip (``pip_r`` pixels), the letters standing on the ring like printed text.
+    Both are drawn at four times the texture's resolution and shrunk, so small letters stay
+    letters rather than blots."""
+    t = tex.shape[0]
+    k = 4  # drawn at k times the texture's side
+    big = t * k
+    layer = np.zeros((big, big), np.float32)
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    if value == 6:
+        height = float(rng.uniform(0.08, 0.12)) * big
+        text = "".join(str(d) for d in rng.integers(0, 10, int(rng.integers(3, 5))))
+        scale, thick = height / 22.0, max(1, round(height / float(rng.uniform(5, 8))))
+        (w, h), _ = cv2.getTextSize(text, font, scale, thick)
+        cv2.putText(layer, text, (int(big / 2 - w / 2), int(big / 2 + h / 2)), font, scale,
+                    1.0, thick, cv2.LINE_AA)
+        turn = float(rng.choice([90.0, -90.0]) + rng.uniform(-4, 4))  # along the columns
+        layer = cv2.warpAffine(layer, cv2.getRotationMatrix2D((big / 2, big / 2), turn, 1.0),
+                               (big, big))
+    else:
+        height = float(rng.uniform(0.045, 0.075)) * big
+        rad = min(pip_r * k + float(rng.uniform(0.015, 0.04)) * big + height / 2,
+                  0.44 * big - height / 2)
+        share = float(rng.uniform(0.8, 0.97))  # of the circle the name covers
+        n = max(8, min(32, round(share * 2 * math.pi * rad / (height * rng.uniform(0.8, 1.1)))))
+        letters = list(rng.choice(list("ABCDEGHIKLMNOPRSTUVWY"), n))
+        for _ in range(int(rng.integers(1, 3))):  # the gaps between the name's words
+            letters[int(rng.integers(1, n - 1))] = " "
+        text = "".join(letters)
+        scale, thick = height / 22.0, max(1, round(height / float(rng.uniform(4, 7))))
+        (w, h), _ = cv2.getTextSize(text, font, scale, thick)
+        strip = np.zeros((h + 2 * thick + 2, w + 2 * thick), np.float32)
+        cv2.putText(strip, text, (thick, h + thick), font, scale, 1.0, thick, cv2.LINE_AA)
+        # the ring unrolled: rows are angles (one turn), columns radii (one per pixel)
+        rows, cols = 1440, big // 2
+        arc, across = max(1, round(rows * share)), strip.shape[0]
+        band = cv2.resize(np.ascontiguousarray(strip.T), (across, arc),
+                          interpolation=cv2.INTER_AREA)[:, ::-1]  # the letters' tops outward
+        polar = np.zeros((rows, cols), np.float32)
+        c0 = max(0, min(cols - across, round(rad - across / 2)))
+        polar[:arc, c0:c0 + across] = band
+        polar = np.roll(polar, int(rng.integers(0, rows)), axis=0)
+        yy, xx = np.mgrid[0:big, 0:big].astype(np.float32) - np.float32(big / 2 - 0.5)
+        angle = (np.arctan2(yy, xx) % (2 * math.pi)) * np.float32(rows / (2 * math.pi))
+        layer = cv2.remap(polar, np.hypot(xx, yy), angle, cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    layer = np.clip(cv2.resize(layer, (t, t), interpolation=cv2.INTER_AREA), 0, 1)
+    tex[:] = tex * (1 - layer[..., None]) + np.asarray(pip, np.float32) * layer[..., None]
     if paint is not None:
         np.maximum(paint, layer, out=paint)
 
@@ -1019,7 +1082,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
                    tilt_deg: tuple[float, float] = CLOSEUP_TILT, supersample: int = 1,
                    degrade: bool = True, vivid_rate: float = 0.0, print_rate: float = 0.0,
                    sharp_rate: float = 0.0, flush_rate: float = 0.0,
-                   off_axis_rate: float = 0.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
+                   off_axis_rate: float = 0.0, stamp_rate: float = 0.0,
+                   ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """A ``side x side`` close-up of one die, with neighbours cut by the border.
 
     Two framings, drawn at random: a detector's crop (the square around the whole visible die,
@@ -1046,7 +1110,10 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     crops of a photo taken close over the table, their die away from the lens axis
     (:func:`draw_dice`'s ``lens``, the axis 0.3-0.8 focal lengths off in any direction): it
     shows the side faces that face the axis, which can lie along any edge of its top face in
-    the crop; 0 (the default) likewise draws nothing.
+    the crop; 0 (the default) likewise draws nothing. ``stamp_rate`` of the close-ups whose
+    main die is a casino die draw it and its casino neighbours stamped as precision casino dice
+    are (``DieSpec.stamped``: a serial number on the 6, the casino's name in a fine ring round
+    the 1); 0 (the default) likewise draws nothing.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 
@@ -1075,6 +1142,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             main = replace(main, bold_print=True)
         if flush_rate > 0 and rng.random() < flush_rate:
             main = replace(main, flush_pips=True)
+        if stamp_rate > 0 and rng.random() < stamp_rate:
+            main = replace(main, stamped=True)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -1097,6 +1166,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             other = replace(other, bold_print=True)
         if main.flush_pips and other.see_through:
             other = replace(other, flush_pips=True)
+        if main.stamped and other.see_through:
+            other = replace(other, stamped=True)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

@@ -298,10 +298,10 @@ def test_flush_pips_are_as_bright_on_a_side_face_as_on_top():
 
 
 @pytest.mark.parametrize("option", ["vivid_rate", "print_rate", "sharp_rate", "flush_rate",
-                                    "off_axis_rate"])
+                                    "off_axis_rate", "stamp_rate"])
 def test_closeups_without_an_option_are_unchanged_and_with_it_differ(option):
-    """The vivid and sharp looks, bold printing, flush pips and a die off a close lens's axis:
-    at 0 they draw nothing, at 1 they change the die."""
+    """The vivid and sharp looks, bold printing, flush pips, a die off a close lens's axis and
+    a precision die's stamping: at 0 they draw nothing, at 1 they change the die."""
     def closeup(**kw):
         return render_closeup(np.random.default_rng(5), 64, clear_rate=1.0, **kw)
 
@@ -443,6 +443,47 @@ def test_bold_print_needs_no_logo_flag():
                   glossy=False, rounding=0.0, logo=True, pip_radius=0.11, bold_print=True)
     assert _face_ink(replace(die, logo=False)) == _face_ink(die)
     assert _face_ink(replace(die, logo=False)) != _face_ink(replace(die, bold_print=False))
+
+
+def _plain_and_stamped(value: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """One red die with white pips drawn straight from above on a dark frame, without and
+    with ``stamped``, and its top face's box."""
+    die = DieSpec(value, "red", (100.0, 100.0), 120.0, body=(30, 30, 150), pip=(250, 250, 250),
+                  glossy=False, rounding=0.0, pip_radius=0.1 if value == 6 else 0.11)
+    frames = []
+    for spec in (die, replace(die, stamped=True)):
+        frames.append(np.full((200, 200, 3), 40, np.uint8))
+        lb = draw_dice(frames[-1], [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0,
+                       glare=0)
+    return frames[0], frames[1], lb[0]["bbox"]
+
+
+def test_a_stamped_six_carries_its_serial_number_between_its_columns_of_pips():
+    """Nothing is painted between a plain 6's two columns of pips; a stamped 6's serial number
+    is, along the middle, in the pips' paint."""
+    plain, stamped, (x0, y0, x1, _) = _plain_and_stamped(6, 3)
+    w = x1 - x0
+    middle = (slice(int(y0 + 0.2 * w), int(y0 + 0.8 * w)),  # the 6's columns run down the face
+              slice(int(x0 + 0.44 * w), int(x0 + 0.56 * w)))
+    assert (plain[middle].min(axis=2) > 180).mean() < 0.01
+    assert (stamped[middle].min(axis=2) > 180).mean() > 0.05
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_stamped_one_has_a_fine_ring_of_letters_tight_around_its_pip(seed):
+    """The casino's name rings the 1's pip closely: ink in a band just outside the pip, round
+    most of it, none near the face's edge, and the pip as it was."""
+    frame, stamped, (x0, y0, x1, y1) = _plain_and_stamped(1, seed)
+    yy, xx = np.mgrid[0:200, 0:200]
+    r = np.hypot(xx - (x0 + x1) / 2, yy - (y0 + y1) / 2) / (x1 - x0)
+    plain, inked = (f.min(axis=2) > 180 for f in (frame, stamped))
+    assert not plain[(r > 0.14) & (r < 0.45)].any()
+    band = (r > 0.14) & (r < 0.24)
+    assert inked[band].mean() > 0.02
+    angle = np.arctan2(yy - (y0 + y1) / 2, xx - (x0 + x1) / 2)[band & inked]
+    assert len(np.unique(np.floor((angle + np.pi) / (np.pi / 8)))) >= 12  # of 16 sectors
+    assert not inked[(r > 0.3) & (r < 0.45)].any()
+    assert inked[r < 0.09].all() and plain[r < 0.09].all()
 
 
 @pytest.mark.parametrize("x, axis, side", [(60.0, 160.0, "right"), (260.0, 160.0, "left"),

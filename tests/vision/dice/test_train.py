@@ -124,12 +124,12 @@ def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
 
 
 def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
-    """--flush-rate and --off-axis-rate reach the close-ups (they are drawn otherwise), and at
-    0 the scenes are those drawn without them."""
+    """--flush-rate, --off-axis-rate and --stamp-rate reach the close-ups (they are drawn
+    otherwise), and at 0 the scenes are those drawn without them."""
     def tiles(**rates: float) -> np.ndarray:
         return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, **rates))[0]
 
-    for rate in ("flush_rate", "off_axis_rate"):
+    for rate in ("flush_rate", "off_axis_rate", "stamp_rate"):
         assert np.array_equal(tiles(), tiles(**{rate: 0.0}))
         assert not np.array_equal(tiles(), tiles(**{rate: 1.0}))
 
