@@ -47,6 +47,8 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
            "1", "--print-rate", "0.5", "--vivid-rate", "0.5", "--flush-rate", "1",
            "--off-axis-rate", "1")),
     (794, ("--count", "300", "--closeups", "--tilt", "40,65")),
+    (796, ("--count", "300", "--closeups", "--sharp-rate", "0.5", "--print-rate", "0.5",
+           "--stamp-rate", "1")),
 )
 
 
