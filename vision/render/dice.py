@@ -216,6 +216,15 @@ def _face_texture(value: int, body: np.ndarray, pip: np.ndarray, spec: DieSpec,
     return np.rot90(tex, spec.face_turn % 4).copy()
 
 
+def _ink_layer(tex: np.ndarray, paint: np.ndarray | None, layer: np.ndarray,
+               ink: Sequence[float] | np.ndarray) -> None:
+    """Paint ``ink`` onto the face texture ``tex`` where ``layer`` (``(T, T)`` in [0, 1], 1 =
+    fully inked) says, and mark it in ``paint`` (if given)."""
+    tex[:] = tex * (1 - layer[..., None]) + np.asarray(ink, np.float32) * layer[..., None]
+    if paint is not None:
+        np.maximum(paint, layer, out=paint)
+
+
 def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
                 body: np.ndarray, pip: np.ndarray, rng: np.random.Generator) -> None:
     """A casino die's printing, large and bold, on its face texture ``tex`` (and ``paint``):
@@ -263,18 +272,17 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
         layer = np.clip(layer - inner, 0, 1)
     turn = cv2.getRotationMatrix2D((t / 2, t / 2), float(rng.uniform(-60, 60)), 1.0)
     layer = cv2.warpAffine(layer, turn, (t, t))
-    tex[:] = tex * (1 - layer[..., None]) + np.asarray(ink, np.float32) * layer[..., None]
-    if paint is not None:
-        np.maximum(paint, layer, out=paint)
+    _ink_layer(tex, paint, layer, ink)
 
 
 def _stamp(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
            pip: np.ndarray, rng: np.random.Generator) -> None:
     """A precision casino die's stamping, in the pips' paint ``pip``, on its face texture
     ``tex`` (and ``paint``): on the 6 a serial number (3-4 digits 0.08-0.12 faces tall) along
-    the middle, between the two columns of pips; on the 1 the casino's name (18-32 letters
-    0.045-0.075 faces tall, a gap or two between its words) as a nearly closed ring tight
-    around the pip (``pip_r`` pixels), the letters standing on the ring like printed text.
+    the middle, between the two columns of pips; on the 1 the casino's name (letters
+    0.045-0.075 faces tall, as many as fill 80-97% of the ring, 8-32, a gap or two between its
+    words) as a nearly closed ring tight around the pip (``pip_r`` pixels), the letters
+    standing on the ring like printed text.
     Both are drawn at four times the texture's resolution and shrunk, so small letters stay
     letters rather than blots."""
     t = tex.shape[0]
@@ -319,10 +327,8 @@ def _stamp(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
         angle = (np.arctan2(yy, xx) % (2 * math.pi)) * np.float32(rows / (2 * math.pi))
         layer = cv2.remap(polar, np.hypot(xx, yy), angle, cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    layer = np.clip(cv2.resize(layer, (t, t), interpolation=cv2.INTER_AREA), 0, 1)
-    tex[:] = tex * (1 - layer[..., None]) + np.asarray(pip, np.float32) * layer[..., None]
-    if paint is not None:
-        np.maximum(paint, layer, out=paint)
+    _ink_layer(tex, paint, np.clip(cv2.resize(layer, (t, t), interpolation=cv2.INTER_AREA), 0, 1),
+               pip)
 
 
 # Faces of the unit cube centred on the origin: (normal, 4 corners in order u0v0,u1v0,u1v1,u0v1)
