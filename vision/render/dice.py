@@ -1136,6 +1136,7 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
     tilt = float(rng.uniform(*tilt_deg))
     centre = (big / 2, big / 2 + size * math.sin(math.radians(tilt)) * 0.9)
     vivid = sharp = False
+    carried: dict[str, bool] = {}  # flags of the main die that its casino neighbours share
     if rng.random() < clear_rate:
         main = clear_spec(rng, centre, size)
         vivid = vivid_rate > 0 and rng.random() < vivid_rate
@@ -1144,12 +1145,11 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         sharp = sharp_rate > 0 and rng.random() < sharp_rate
         if sharp:
             main = sharp_spec(rng, main)
-        if print_rate > 0 and rng.random() < print_rate:
-            main = replace(main, bold_print=True)
-        if flush_rate > 0 and rng.random() < flush_rate:
-            main = replace(main, flush_pips=True)
-        if stamp_rate > 0 and rng.random() < stamp_rate:
-            main = replace(main, stamped=True)
+        carried = {flag: True for flag, rate in (("bold_print", print_rate),
+                                                 ("flush_pips", flush_rate),
+                                                 ("stamped", stamp_rate))
+                   if rate > 0 and rng.random() < rate}
+        main = replace(main, **carried)
     else:
         main = replace(random_specs(rng, big, big, count=1, size_px=size, cocked_rate=0.03,
                                     translucent_rate=0.2)[0], center=centre, size=size)
@@ -1168,12 +1168,8 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
             other = vivid_spec(rng, other)
         if sharp and other.see_through:
             other = sharp_spec(rng, other)
-        if main.bold_print and other.see_through:
-            other = replace(other, bold_print=True)
-        if main.flush_pips and other.see_through:
-            other = replace(other, flush_pips=True)
-        if main.stamped and other.see_through:
-            other = replace(other, stamped=True)
+        if other.see_through:
+            other = replace(other, **carried)
         specs.append(other)
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))
