@@ -275,6 +275,19 @@ def _bold_print(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: fl
     _ink_layer(tex, paint, layer, ink)
 
 
+@functools.lru_cache(maxsize=4)
+def _polar_maps(side: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cv2.remap``'s maps from a ``side x side`` image to polar coordinates round its centre:
+    each pixel's radius in pixels (a column of the polar image) and its angle as a row of a
+    polar image of ``rows`` rows per turn. Read-only: shared by every call."""
+    yy, xx = np.mgrid[0:side, 0:side].astype(np.float32) - np.float32(side / 2 - 0.5)
+    angle = (np.arctan2(yy, xx) % (2 * math.pi)) * np.float32(rows / (2 * math.pi))
+    radius = np.hypot(xx, yy)
+    for m in (radius, angle):
+        m.setflags(write=False)
+    return radius, angle
+
+
 def _stamp(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
            pip: np.ndarray, rng: np.random.Generator) -> None:
     """A precision casino die's stamping, in the pips' paint ``pip``, on its face texture
@@ -323,9 +336,8 @@ def _stamp(tex: np.ndarray, paint: np.ndarray | None, value: int, pip_r: float,
         c0 = max(0, min(cols - across, round(rad - across / 2)))
         polar[:arc, c0:c0 + across] = band
         polar = np.roll(polar, int(rng.integers(0, rows)), axis=0)
-        yy, xx = np.mgrid[0:big, 0:big].astype(np.float32) - np.float32(big / 2 - 0.5)
-        angle = (np.arctan2(yy, xx) % (2 * math.pi)) * np.float32(rows / (2 * math.pi))
-        layer = cv2.remap(polar, np.hypot(xx, yy), angle, cv2.INTER_LINEAR,
+        radius, angle = _polar_maps(big, rows)
+        layer = cv2.remap(polar, radius, angle, cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     _ink_layer(tex, paint, np.clip(cv2.resize(layer, (t, t), interpolation=cv2.INTER_AREA), 0, 1),
                pip)
