@@ -414,12 +414,17 @@ def test_scenes_of_dice_on_a_board_are_seeded_and_hold_dice_among_tokens():
                for x, y in centre for t in tokens)
 
 
+def _from_above(spec: DieSpec, seed: int = 3) -> tuple[np.ndarray, list[float]]:
+    """One die drawn straight from above on a dark 200x200 frame, and its top face's box."""
+    frame = np.full((200, 200, 3), 40, np.uint8)
+    lb = draw_dice(frame, [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0, glare=0)
+    return frame, lb[0]["bbox"]
+
+
 def _face_ink(spec: DieSpec, seed: int = 3) -> tuple[float, float]:
     """Shares of bright (pip-coloured) pixels in the ring around the face's centre and inside
     the central disc, on one die drawn straight from above on a dark frame."""
-    frame = np.full((200, 200, 3), 40, np.uint8)
-    lb = draw_dice(frame, [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0, glare=0)
-    x0, y0, x1, y1 = lb[0]["bbox"]
+    frame, (x0, y0, x1, y1) = _from_above(spec, seed)
     yy, xx = np.mgrid[0:200, 0:200]
     r = np.hypot(xx - (x0 + x1) / 2, yy - (y0 + y1) / 2) / (x1 - x0)
     bright = frame.min(axis=2) > 180
@@ -450,12 +455,9 @@ def _plain_and_stamped(value: int, seed: int) -> tuple[np.ndarray, np.ndarray, l
     with ``stamped``, and its top face's box."""
     die = DieSpec(value, "red", (100.0, 100.0), 120.0, body=(30, 30, 150), pip=(250, 250, 250),
                   glossy=False, rounding=0.0, pip_radius=0.1 if value == 6 else 0.11)
-    frames = []
-    for spec in (die, replace(die, stamped=True)):
-        frames.append(np.full((200, 200, 3), 40, np.uint8))
-        lb = draw_dice(frames[-1], [spec], np.random.default_rng(seed), tilt_deg=0, shadows=0,
-                       glare=0)
-    return frames[0], frames[1], lb[0]["bbox"]
+    plain, box = _from_above(die, seed)
+    stamped, _ = _from_above(replace(die, stamped=True), seed)
+    return plain, stamped, box
 
 
 def test_a_stamped_six_carries_its_serial_number_between_its_columns_of_pips():
