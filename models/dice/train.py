@@ -20,7 +20,7 @@ import math
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.dice.validate import range_arg
+from models.dice.validate import CLOSEUP_LOOKS, add_rates, range_arg, rates
 from vision.dice.reader import (
     CLASSES,
     CROP,
@@ -266,12 +266,9 @@ class SceneMix:
     stone_rate: float = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
     board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
     board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
-    vivid_rate: float = 0.0  # close-ups' casino dice in the brighter look (--vivid-rate)
-    print_rate: float = 0.0  # close-ups' casino dice with bold printing (--print-rate)
-    sharp_rate: float = 0.0  # close-ups of a casino die as a sharp photo shows it (--sharp-rate)
-    flush_rate: float = 0.0  # close-ups' casino dice with flush pips (--flush-rate)
-    off_axis_rate: float = 0.0  # close-ups of a die off a close lens's axis (--off-axis-rate)
-    stamp_rate: float = 0.0  # close-ups' casino dice stamped (serial, fine ring) (--stamp-rate)
+    # the close-ups' looks: render_closeup's rates by keyword ("vivid_rate", ...), one for each
+    # of validate's CLOSEUP_LOOKS (--vivid-rate, ...); none given are 0, render_closeup's own
+    looks: Mapping[str, float] = field(default_factory=dict, hash=False)
     closeup_tilt: tuple[float, float] = CLOSEUP_TILT  # close-ups' camera tilt (--closeup-tilt)
     desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
@@ -283,10 +280,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
           ) -> tuple[np.ndarray, list[dict]]:
     kind = rng.random()
     if kind < mix.tile_rate:
-        return closeup_tiles(rng, mix.supersample, extras, vivid_rate=mix.vivid_rate,
-                             print_rate=mix.print_rate, sharp_rate=mix.sharp_rate,
-                             flush_rate=mix.flush_rate, off_axis_rate=mix.off_axis_rate,
-                             stamp_rate=mix.stamp_rate, tilt_deg=mix.closeup_tilt)
+        return closeup_tiles(rng, mix.supersample, extras, tilt_deg=mix.closeup_tilt,
+                             **mix.looks)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
@@ -319,10 +314,8 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
     reader's ``min_side`` as the reader enlarges a small crop, in a 2x2 grid. With ``extras``,
     ``extras["tiles"]`` holds the native close-ups and their labels (classifier crops are cut
     from them, as the reader cuts them from the frame it was given). ``looks`` are
-    :func:`vision.render.dice.render_closeup`'s rates of its casino dice's looks
-    (``vivid_rate``, ``print_rate``, ``sharp_rate``, ``flush_rate``, ``stamp_rate``) and of
-    its dice off a close lens's axis (``off_axis_rate``); ``tilt_deg`` is the range of its
-    camera tilt.
+    :func:`vision.render.dice.render_closeup`'s rates of its looks (``vivid_rate``, ...:
+    :data:`models.dice.validate.CLOSEUP_LOOKS`); ``tilt_deg`` is the range of its camera tilt.
     Neighbours mostly out of view (under ``CUT_INSIDE`` of their top face inside) are left out
     of the labels."""
     half = SCENE // 2
@@ -527,32 +520,7 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, whose dice lie ON "
                         "such a board: beside and over its tokens, across its tiles' edges "
                         "(vision.render.dice.board_places)")
-    parser.add_argument("--vivid-rate", type=float, default=0.0,
-                        help="share of the close-ups' casino dice drawn in a brighter look: "
-                        "vivid bodies, pure white pips near the corners, far-face pips showing "
-                        "through nearly as bright, rings of letters around the 1 "
-                        "(vision.render.dice.vivid_spec)")
-    parser.add_argument("--print-rate", type=float, default=0.0,
-                        help="share of the close-ups' casino dice whose printing is large and "
-                        "bold: a ring of letters tight around the 1's pip, an emblem between "
-                        "the 2's pips (vision.render.dice.DieSpec.bold_print)")
-    parser.add_argument("--sharp-rate", type=float, default=0.0,
-                        help="share of the close-ups of a casino die drawn as a sharp, "
-                        "well-exposed photo shows it: deep saturated bodies, pure white pips, "
-                        "faint show-through, no blur (vision.render.dice.sharp_spec)")
-    parser.add_argument("--flush-rate", type=float, default=0.0,
-                        help="share of the close-ups of a casino die drawn with flush pips: "
-                        "the side faces' pips as bright as the top's "
-                        "(vision.render.dice.DieSpec.flush_pips)")
-    parser.add_argument("--off-axis-rate", type=float, default=0.0,
-                        help="share of the close-ups cut from a photo taken close over the "
-                        "table, the die off the lens axis: side faces along any edge of its "
-                        "top face (vision.render.dice.render_closeup)")
-    parser.add_argument("--stamp-rate", type=float, default=0.0,
-                        help="share of the close-ups of a casino die drawn stamped as precision "
-                        "casino dice are: a serial number between the 6's pip columns, the "
-                        "casino's name in a fine ring round the 1 "
-                        "(vision.render.dice.DieSpec.stamped)")
+    add_rates(parser, CLOSEUP_LOOKS, "share of the {what} (render_closeup's {key}; default 0)")
     parser.add_argument("--closeup-tilt", type=range_arg, default=CLOSEUP_TILT,
                         metavar="LO,HI", help="range of the close-ups' camera tilt from "
                         "vertical, degrees (render_closeup's tilt_deg; default %(default)s)")
@@ -632,11 +600,8 @@ def main() -> None:
     cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter)
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    stone_rate=args.stone_rate, board_rate=args.board_rate,
-                   board_dice_rate=args.board_dice_rate, vivid_rate=args.vivid_rate,
-                   desk_rate=args.desk_rate, print_rate=args.print_rate,
-                   sharp_rate=args.sharp_rate, flush_rate=args.flush_rate,
-                   off_axis_rate=args.off_axis_rate, stamp_rate=args.stamp_rate,
-                   closeup_tilt=args.closeup_tilt,
+                   board_dice_rate=args.board_dice_rate, desk_rate=args.desk_rate,
+                   looks=rates(args, CLOSEUP_LOOKS), closeup_tilt=args.closeup_tilt,
                    steep_rate=args.steep_rate, big_rate=args.big_rate,
                    wide_rate=args.wide_rate)
     if args.distractor_rate is not None:

@@ -54,17 +54,25 @@ from vision.dice.evaluate import ImageResult, match, score_image, summarize
 from vision.readings import DiceReading
 from vision.render.dice import render_closeup, render_scene
 
-# render_closeup's looks of the casino dice and render_scene's rates, each a --NAME-rate option
-CLOSEUP_LOOKS = (("vivid", "casino dice in the brighter look"),
-                 ("print", "casino dice with bold printing on the 1 and 2"),
-                 ("sharp", "close-ups of a casino die shown as a sharp, well-exposed photo "
-                  "shows it"),
-                 ("flush", "casino dice whose flush pips are as bright on the side faces as "
-                  "on top"),
+# render_closeup's looks of its casino dice, each a --NAME-rate option here and in train.py
+# (render_closeup's NAME_rate): "share of the <text>"
+CLOSEUP_LOOKS = (("vivid", "close-ups' casino dice drawn in a brighter look: vivid bodies, pure "
+                  "white pips near the corners, far-face pips showing through nearly as bright, "
+                  "rings of letters around the 1 (vision.render.dice.vivid_spec)"),
+                 ("print", "close-ups' casino dice whose printing is large and bold: a ring of "
+                  "letters tight around the 1's pip, an emblem between the 2's pips "
+                  "(vision.render.dice.DieSpec.bold_print)"),
+                 ("sharp", "close-ups of a casino die drawn as a sharp, well-exposed photo "
+                  "shows it: deep saturated bodies, pure white pips, faint show-through, no "
+                  "blur (vision.render.dice.sharp_spec)"),
+                 ("flush", "close-ups of a casino die drawn with flush pips: the side faces' "
+                  "pips as bright as the top's (vision.render.dice.DieSpec.flush_pips)"),
                  ("off-axis", "close-ups cut from a photo taken close over the table, the die "
-                  "off the lens axis"),
-                 ("stamp", "casino dice stamped as precision dice are: a serial number on the "
-                  "6, the casino's name in a fine ring round the 1"))
+                  "off the lens axis: side faces along any edge of its top face"),
+                 ("stamp", "close-ups of a casino die drawn stamped as precision casino dice "
+                  "are: a serial number between the 6's pip columns, the casino's name in a "
+                  "fine ring round the 1 (vision.render.dice.DieSpec.stamped)"))
+# render_scene's rates, each a --NAME-rate option: "share of table scenes with <text>"
 TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("stone", "a stone table top"),
                ("board", "a board of land tiles with number tokens"),
@@ -85,10 +93,25 @@ def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
 
 
-def _rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
-    """The ``--NAME-rate`` options of ``names`` as the renderer's keywords (``name_rate``)."""
-    keys = [name.replace("-", "_") + "_rate" for name, _ in names]
-    return {key: getattr(args, key) for key in keys}
+def _key(name: str) -> str:
+    """The renderer's keyword of a ``--NAME-rate`` option: ``name_rate``."""
+    return name.replace("-", "_") + "_rate"
+
+
+def add_rates(parser: argparse.ArgumentParser, names: tuple[tuple[str, str], ...],
+              help: str) -> None:
+    """A ``--NAME-rate`` option (a float, default 0) for each ``(NAME, text)`` of ``names``;
+    ``help`` is its help, formatted with the ``text`` as ``{what}`` and the renderer's
+    keyword as ``{key}``."""
+    for name, what in names:
+        parser.add_argument(f"--{name}-rate", type=float, default=0.0,
+                            help=help.format(what=what, key=_key(name)))
+
+
+def rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
+    """The ``--NAME-rate`` options of ``names`` (:func:`add_rates`) as the renderer's
+    keywords (``name_rate``)."""
+    return {_key(name): getattr(args, _key(name)) for name, _ in names}
 
 
 def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
@@ -149,15 +172,10 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")
-    for name, what in CLOSEUP_LOOKS:
-        parser.add_argument(f"--{name}-rate", type=float, default=0.0,
-                            help=f"with --closeups: share of the {what} (render_closeup's "
-                            f"{name}_rate; default 0)")
-    for name, what in TABLE_RATES:
-        parser.add_argument(f"--{name}-rate", type=float, default=0.0,
-                            help=f"share of table scenes with {what} (render_scene's "
-                            f"{name.replace('-', '_')}_rate; default 0, the scenes of "
-                            "`render dice`)")
+    add_rates(parser, CLOSEUP_LOOKS, "with --closeups: share of the {what} (render_closeup's "
+              "{key}; default 0)")
+    add_rates(parser, TABLE_RATES, "share of table scenes with {what} (render_scene's {key}; "
+              "default 0, the scenes of `render dice`)")
     parser.add_argument("--tilt", type=range_arg, default=None, metavar="LO,HI",
                         help="camera tilt range in degrees (render_scene's tilt_deg, or "
                         "with --closeups render_closeup's; default their own)")
@@ -181,7 +199,7 @@ def main() -> None:
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size),
                               ("stretch", args.stretch)) if v}
-    looks, rates = _rates(args, CLOSEUP_LOOKS), _rates(args, TABLE_RATES)
+    looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_RATES)
     config = DiceConfig()
     if args.models:
         folder = Path(args.models)
@@ -201,7 +219,7 @@ def main() -> None:
             image, labels = render_closeup(rng, side, **looks,
                                            **({"tilt_deg": args.tilt} if args.tilt else {}))
         else:
-            image, labels = render_scene(rng, extras=extras, **rates, **view)
+            image, labels = render_scene(rng, extras=extras, **table_rates, **view)
         if args.recolour:  # its own stream: the scenes stay those of the same seed
             image = recolour(image, np.random.default_rng([args.seed, i, 1]))
         reading, pairs, result = _scored(str(i), image, labels, config)
@@ -237,7 +255,7 @@ def main() -> None:
                 if read not in ("null", "missed", str(true)))
     report = {
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
-        "closeups": args.closeups, **looks, **rates,
+        "closeups": args.closeups, **looks, **table_rates,
         "tilt": args.tilt, "size": args.size, "stretch": args.stretch,
         "recolour": args.recolour,
         "side": args.side if args.closeups else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import cv2
@@ -11,6 +12,7 @@ import pytest
 from vision.dice import DiceConfig
 from vision.dice.reader import CLASSES, CROP
 from vision.onnxmodel import onnx_session
+from vision.render.dice import render_closeup
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -36,6 +38,7 @@ from models.dice.train import (  # noqa: E402
     tie_colour,
     train_detector,
 )
+from models.dice.validate import CLOSEUP_LOOKS  # noqa: E402
 
 COMMITTED = Path(DiceConfig().classifier_path)
 DETECTOR = Path(DiceConfig().detector_path)
@@ -124,14 +127,33 @@ def test_the_scene_mix_decides_what_the_training_scenes_hold() -> None:
 
 
 def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
-    """--flush-rate, --off-axis-rate and --stamp-rate reach the close-ups (they are drawn
-    otherwise), and at 0 the scenes are those drawn without them."""
-    def tiles(**rates: float) -> np.ndarray:
-        return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, **rates))[0]
+    """Every look of CLOSEUP_LOOKS (--vivid-rate, ..., --stamp-rate) is a rate of
+    render_closeup's and reaches the close-ups (they are drawn otherwise), and at 0 the scenes
+    are those drawn without it."""
+    def tiles(**looks: float) -> np.ndarray:
+        return scene(np.random.default_rng(11), SceneMix(tile_rate=1.0, looks=looks))[0]
 
-    for rate in ("flush_rate", "off_axis_rate", "stamp_rate"):
+    keywords = inspect.signature(render_closeup).parameters
+    for name, _ in CLOSEUP_LOOKS:
+        rate = name.replace("-", "_") + "_rate"
+        assert keywords[rate].default == 0.0
         assert np.array_equal(tiles(), tiles(**{rate: 0.0}))
-        assert not np.array_equal(tiles(), tiles(**{rate: 1.0}))
+        assert not np.array_equal(tiles(), tiles(**{rate: 1.0})), rate
+
+
+@pytest.mark.parametrize("tool", ["train", "validate"])
+def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
+    """train and validate offer a --NAME-rate for each look of CLOSEUP_LOOKS, each naming the
+    render_closeup keyword it sets."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", f"models.dice.{tool}", "--help"],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3]).stdout
+    for name, _ in CLOSEUP_LOOKS:
+        assert f"--{name}-rate" in out
+        assert f"render_closeup's {name.replace('-', '_')}_rate" in " ".join(out.split())
 
 
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
