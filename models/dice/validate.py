@@ -12,7 +12,8 @@ of one die; ``--vivid-rate``, ``--print-rate``, ``--sharp-rate``, ``--flush-rate
 (``CLOSEUP_LOOKS``).
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
-whose dice lie on such a board, beside and over its tokens (all 0 by default); ``--tilt
+whose dice lie on such a board, beside and over its tokens, ``--sheet-rate`` scenes whose dice
+lie on a sheet of paper (all 0 by default; ``TABLE_RATES``); ``--tilt
 LO,HI``, ``--size LO,HI`` and ``--stretch LO,HI`` the table scenes' camera tilt, die edges and
 horizontal stretch (default ``render_scene``'s own ranges; no stretch). ``--recolour`` turns
 each scene's hues by 60-300 degrees (:func:`recolour`): the same scenes in colours the renderer
@@ -78,7 +79,8 @@ TABLE_RATES = (("distractor", "look-alikes that are not dice"),
                ("board", "a board of land tiles with number tokens"),
                ("board-dice", "its dice lying on a board of tiles and tokens"),
                ("desk", "desk clutter (cables, keys) among its look-alikes"),
-               ("wide", "its dice seen through a wide-angle lens"))
+               ("wide", "its dice seen through a wide-angle lens"),
+               ("sheet", "its dice on a sheet of paper (a score sheet, notes) on the table"))
 
 
 def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -33,7 +33,7 @@ from vision.imageio import jpeg_round_trip
 
 __all__ = ["CLOSEUP_TILT", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
            "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board", "draw_dice",
-           "draw_distractors", "random_background", "random_specs", "render_closeup",
+           "draw_distractors", "draw_sheet", "random_background", "random_specs", "render_closeup",
            "render_scene", "sharp_spec", "stone_background", "vivid_spec"]
 
 # a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
@@ -896,6 +896,81 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     return boxes
 
 
+def draw_sheet(frame: np.ndarray, rng: np.random.Generator, tilt_deg: float = 0.0,
+               ) -> Callable[[np.random.Generator, float], tuple[float, float]]:
+    """Draw a sheet of paper lying on the table (a score sheet, a page of notes, a pale card
+    the dice are rolled onto) in place, and return where a die of edge ``s`` lies on it (as
+    :func:`board_places`: a centre in ``frame``'s pixels).
+
+    The sheet is white, cream or pale grey, 0.45-1 times the frame's longer side by 0.6-0.8
+    times that, turned any way and foreshortened vertically by the camera tilt ``tilt_deg``
+    like the table; half the sheets are ruled (faint blue or grey lines, sometimes a red
+    margin) and half carry handwriting (rows of small dark strokes). The dice lie anywhere on
+    it, clear of its edges by most of a die where the sheet has room.
+
+    Examples
+    --------
+    >>> frame = np.full((120, 160, 3), 60, np.uint8)
+    >>> place = draw_sheet(frame, np.random.default_rng(0), tilt_deg=20.0)
+    >>> x, y = place(np.random.default_rng(1), 10.0)
+    >>> bool(frame[int(y), int(x)].mean() > 150)
+    True
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    h, w = frame.shape[:2]
+    squash = max(0.25, math.cos(math.radians(float(tilt_deg))))
+    long = max(w, h) * float(rng.uniform(0.45, 1.0))
+    short = long * float(rng.uniform(0.6, 0.8))
+    tw, th = max(8, int(long)), max(8, int(short))
+    paper = rng.uniform(205, 250) + rng.normal(0, 5, 3)
+    if rng.random() < 0.3:  # cream
+        paper = paper + np.array([-18.0, -4.0, 2.0])
+    tex = np.empty((th, tw, 3), np.float32)
+    tex[:] = paper
+    tex *= (1 + 0.03 * _noise_field(rng, th, tw, rng.uniform(20, 80)))[..., None]
+    if rng.random() < 0.5:  # ruled: lines along the sheet's long side
+        gap = short / rng.uniform(18, 34)
+        ink = (tuple(float(c) for c in paper * rng.uniform(0.6, 0.85)) if rng.random() < 0.4
+               else (float(rng.uniform(190, 230)), float(rng.uniform(150, 190)), 120.0))
+        for k in range(1, int(short / gap)):
+            y = int(k * gap)
+            cv2.line(tex, (0, y), (tw, y), ink, 1, cv2.LINE_AA)
+        if rng.random() < 0.4:  # a margin
+            x = int(long * rng.uniform(0.06, 0.12))
+            cv2.line(tex, (x, 0), (x, th), (110.0, 110.0, 215.0), 1, cv2.LINE_AA)
+    if rng.random() < 0.5:  # handwriting: rows of small strokes
+        ink = rng.choice([[130, 60, 40], [40, 40, 40], [110, 110, 110], [160, 90, 50]])
+        ink = tuple(float(c) for c in np.asarray(ink, np.float64) + rng.normal(0, 10, 3))
+        row = short / rng.uniform(12, 26)
+        for y in np.arange(row, short - row / 2, row):
+            if rng.random() < 0.35:
+                continue
+            x, end = long * rng.uniform(0.05, 0.2), long * rng.uniform(0.4, 0.95)
+            while x < end:
+                n = int(rng.integers(2, 6))
+                pts = np.column_stack([x + np.cumsum(rng.uniform(0.5, 2.0, n)) * row * 0.15,
+                                       y + rng.normal(0, row * 0.15, n)])
+                cv2.polylines(tex, [pts.astype(np.int32)], False, ink, 1, cv2.LINE_AA)
+                x = float(pts[-1, 0]) + row * rng.uniform(0.2, 0.8)
+    turn = float(rng.uniform(0, math.pi))
+    cx, cy = w * rng.uniform(0.3, 0.7), h * rng.uniform(0.3, 0.7)
+    c, s = math.cos(turn), math.sin(turn)
+    # the sheet's pixels to the frame's: turned about its centre, put at (cx, cy), squashed
+    m = np.float32([[c, -s, cx - c * tw / 2 + s * th / 2],
+                    [s * squash, c * squash, cy - (s * tw / 2 + c * th / 2) * squash]])
+    flat = cv2.warpAffine(tex, m, (w, h), flags=cv2.INTER_LINEAR)
+    a = cv2.warpAffine(np.ones((th, tw), np.float32), m, (w, h), flags=cv2.INTER_LINEAR)[..., None]
+    frame[:] = np.clip(frame * (1 - a) + flat * a, 0, 255).astype(np.uint8)
+
+    def place(rng: np.random.Generator, edge: float) -> tuple[float, float]:
+        mx, my = min(0.7 * edge, tw / 2), min(0.7 * edge, th / 2)
+        x, y = m @ np.array([rng.uniform(mx, tw - mx), rng.uniform(my, th - my), 1.0])
+        return float(x), float(y)
+
+    return place
+
+
 # ----------------------------------------------------------------------------- hands
 _SKIN = ((140, 170, 220), (110, 150, 200), (80, 110, 160), (60, 80, 120), (170, 190, 230))
 
@@ -1262,7 +1337,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  degrade: bool = True, clear_rate: float = 0.0,
                  stone_rate: float = 0.0, board_rate: float = 0.0,
                  board_dice_rate: float = 0.0, desk_rate: float = 0.0,
-                 wide_rate: float = 0.0,
+                 wide_rate: float = 0.0, sheet_rate: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -1295,7 +1370,10 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     wide_rate : probability that the dice are seen through a wide-angle lens
         (:func:`wide_lens`): each die along its own ray, so dice away from the lens axis show
         the side faces that face it, as in webcam and phone photos.
-        The five rates default to 0, and then draw nothing from ``rng``: scenes rendered
+    sheet_rate : probability of a scene (not on a board) whose dice lie on a sheet of paper on
+        the table (:func:`draw_sheet`: a score sheet, notes, a pale card), a pale field
+        around them all.
+        The six rates default to 0, and then draw nothing from ``rng``: scenes rendered
         without them are the same as before they existed.
     extras : if given, filled with ``{"distractors": [boxes], "hand_mask": mask}``: the boxes
         of the look-alikes and the hand's coverage ``(height, width)`` in [0, 1] (``None``
@@ -1336,10 +1414,13 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
         boxes = draw_board(frame, rng, size * rng.uniform(1.2, 2.4), tilt, cover=True,
                            layout=layout)
         place = board_places(layout)
+    elif sheet_rate > 0 and rng.random() < sheet_rate:  # the sheet first, the dice on it
+        tilt = float(rng.uniform(*tilt_deg))
+        place = draw_sheet(frame, rng, tilt)
     specs = random_specs(rng, height, width, count=n, size_px=size, colors=colors,
                          cocked_rate=cocked_rate, translucent_rate=translucent_rate,
                          clear_rate=clear_rate, place=place)
-    if not on_board:  # drawn after the dice, as before boards with dice existed
+    if place is None:  # drawn after the dice, as before boards and sheets existed
         tilt = float(rng.uniform(*tilt_deg))
     az = rng.uniform(0, 2 * math.pi)
     light = (math.cos(az) * 0.6, math.sin(az) * 0.6, rng.uniform(0.5, 1.0))

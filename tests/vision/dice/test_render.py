@@ -23,6 +23,7 @@ from vision.render.dice import (
     draw_board,
     draw_dice,
     draw_distractors,
+    draw_sheet,
     random_background,
     random_specs,
     render_closeup,
@@ -539,3 +540,53 @@ def test_the_scenes_of_the_rendered_validation_sets_are_unchanged():
         image, labels = render_closeup(np.random.default_rng([6, i]), 64)
         digest.update(image.tobytes() + repr(labels).encode())
     assert digest.hexdigest()[:16] == "47f5b512b8b2de37"
+
+
+def test_a_sheet_of_paper_lies_on_the_table_and_the_dice_on_it():
+    """draw_sheet: a pale sheet over part of a dark frame, foreshortened by the camera tilt
+    (at 60 degrees about half the area, cos 60, a little more where the flat one is cut by the
+    frame's border); the places it gives lie on it, clear of its edges."""
+    for seed in range(4):
+        areas = []
+        for tilt in (0.0, 60.0):
+            frame = np.full((240, 320, 3), 40, np.uint8)
+            place = draw_sheet(frame, np.random.default_rng(seed), tilt_deg=tilt)
+            grey = frame.mean(axis=2)
+            areas.append((grey > 150).mean())
+            rng = np.random.default_rng(seed + 10)
+            places = [place(rng, 12.0) for _ in range(50)]
+            seen = [(int(x), int(y)) for x, y in places if 3 <= x < 317 and 3 <= y < 237]
+            assert len(seen) > 25  # the sheet may reach past the frame's border
+            for x, y in seen:  # pale around each (ruled lines and writing are thin)
+                assert np.median(grey[y - 3:y + 4, x - 3:x + 4]) > 150
+        assert 0.1 < areas[0] < 0.95
+        assert 0.45 < areas[1] / areas[0] < 0.65
+
+
+def test_a_sheet_refuses_a_grey_frame():
+    with pytest.raises(ValueError, match="BGR"):
+        draw_sheet(np.zeros((10, 10), np.uint8), np.random.default_rng(0))
+
+
+def test_scenes_of_dice_on_a_sheet_are_seeded_and_off_by_default():
+    a, la = render_scene(np.random.default_rng(13), width=160, height=120)
+    b, lb = render_scene(np.random.default_rng(13), width=160, height=120, sheet_rate=0.0)
+    assert np.array_equal(a, b) and la == lb
+    c, lc = render_scene(np.random.default_rng(13), width=160, height=120, sheet_rate=1.0)
+    d, ld = render_scene(np.random.default_rng(13), width=160, height=120, sheet_rate=1.0)
+    assert np.array_equal(c, d) and lc == ld and not np.array_equal(a, c)
+    # the dice lie on the sheet: most of them on a pale ground (the ring just outside each)
+    grounds = []
+    for seed in range(6):
+        image, labels = render_scene(np.random.default_rng(seed), sheet_rate=1.0, hand_rate=0.0,
+                                     count=(4, 8), size_px=(20.0, 30.0), colors=["black"],
+                                     cocked_rate=0.0, translucent_rate=0.0)
+        grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        for lb in labels:
+            x0, y0, x1, y1 = (int(v) for v in lb["die_bbox"])
+            pad = max(3, (x1 - x0) // 4)
+            ring = np.concatenate([grey[max(y0 - pad, 0):y0, x0:x1].ravel(),
+                                   grey[y1:y1 + pad, x0:x1].ravel()])
+            if ring.size:
+                grounds.append(float(np.median(ring)))
+    assert len(grounds) >= 20 and np.mean(np.array(grounds) > 140) > 0.6
