@@ -49,6 +49,7 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (794, ("--count", "300", "--closeups", "--tilt", "40,65")),
     (796, ("--count", "300", "--closeups", "--sharp-rate", "0.5", "--print-rate", "0.5",
            "--stamp-rate", "1")),
+    (797, ("--count", "300", "--sheet-rate", "1")),
 )
 
 
