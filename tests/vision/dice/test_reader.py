@@ -12,7 +12,7 @@ import pytest
 from vision.dice import DiceConfig, die_color, read_dice
 from vision.dice.evaluate import match, score_image, summarize
 from vision.imageio import InvalidImage, read_image
-from vision.readings import DiceReading
+from vision.readings import DiceReading, Die
 from vision.render.dice import DieSpec, draw_dice, render_closeup, render_scene
 
 # Floors well below what `eval dice` shows (see models/dice/MODEL.md): they catch a broken
@@ -101,6 +101,41 @@ def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
     assert [d.value for d in read_dice(frame, config).dice] == [2]
     kept = read_dice(frame, replace(config, coarse_part_share=2.0)).dice  # nothing is a part
     assert len(kept) > 1 and 2 in [d.value for d in kept]
+
+
+def test_a_group_of_dice_seen_as_one_large_die_keeps_its_dice():
+    """Five dice on a sheet of paper: the coarse pass takes the pale sheet with its dark dice
+    for one large die and reads it weakly; without ``group_parts`` its five dice are dropped
+    as that die's parts. They are each read more surely than it, so it is a group: dropped,
+    and its dice kept."""
+    frame, labels = render_scene(np.random.default_rng([7957, 63]), sheet_rate=1.0)
+    assert sorted(lb["value"] for lb in labels) == [1, 2, 4, 6, 6]
+    group = read_dice(frame, DiceConfig(group_parts=0)).dice
+    assert len(group) == 1 and group[0].bbox[2] - group[0].bbox[0] > 300  # the sheet
+    dice = read_dice(frame, DiceConfig(group_parts=2)).dice
+    assert score_image("sheet", DiceReading(dice, False), labels).correct == 5
+    assert all(d.bbox[2] - d.bbox[0] < 60 for d in dice)
+
+
+def _die(value, box, confidence):
+    return Die(value, "white", box, confidence, "flat" if value else "unreadable")
+
+
+@pytest.mark.parametrize(("parts", "group"), [
+    ([(5, 0.9), (3, 0.8)], True),  # two dice read more surely than the "die" round them
+    ([(5, 0.9)], False),  # one: a big pip or a part of the face can read surely
+    ([(5, 0.3), (3, 0.35)], False),  # its parts, read less surely than it
+    ([(None, 0.9), (None, 0.8)], False),  # not read with a value
+])
+def test_a_die_found_whole_is_a_group_when_its_parts_are_surer_dice(parts, group):
+    from vision.dice.reader import _is_group
+
+    whole = _die(4, (0.0, 0.0, 400.0, 400.0), 0.4)
+    inside = [_die(v, (50.0 + 60 * k, 50.0, 90.0 + 60 * k, 90.0), c)
+              for k, (v, c) in enumerate(parts)]
+    outside = [_die(2, (500.0, 500.0, 540.0, 540.0), 0.95)] * 3  # not its parts
+    assert _is_group(whole, inside + outside, DiceConfig(group_parts=2)) is group
+    assert not _is_group(whole, inside + outside, DiceConfig(group_parts=0))
 
 
 def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
