@@ -126,9 +126,10 @@ class DiceConfig:
         field holding many dice (a sheet of paper on a dark table, a light desk) is, at a
         quarter of the frame's size, a large light square with dark dots; the parts of a real
         large die (its big pips, part of its face) are read less surely than the die itself.
-        2 since session 44 (rule ZZZZ: 4 more dice read right and one wrong value fewer on an
-        unseen rendered sample of seventeen sets, all on the set of dice on a sheet of paper,
-        the other sixteen read the same; models/dice/HISTORY.md).
+        1 since session 44 (rule ZZZZ, 2: 4 more dice read right and one wrong value fewer on
+        an unseen rendered sample of seventeen sets, all on the set of dice on a sheet of
+        paper; rule AAAAA, 1 against 2: 2 more right and 2 fewer wrong values on a second
+        unseen sample, on the plain tables and the low camera's; models/dice/HISTORY.md).
     look_face : the second look (0: none). A kept candidate the classifier cannot read (no
         value at ``value_threshold``, or cocked or unreadable) is looked at again: the
         detector runs over a ``look_window`` square around it, scaled so that its face is
@@ -189,7 +190,7 @@ class DiceConfig:
     mid_scale: float = 0.5
     mid_min_side: float = 64.0
     coarse_part_share: float = 0.7
-    group_parts: int = 2
+    group_parts: int = 1
     look_face: float = 52.0
     look_window: int = 128
     look_rejected: float = 0.5
@@ -672,8 +673,8 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
         die = _die(tuple(float(v) for v in box), score, p, crop, c, config)
         if die is not None:
             read.append((die, found))
-    read = [(die, found) for die, found in read
-            if not (found and _is_group(die, [d for d, f in read if not f], config))]
+    parts = [die for die, found in read if not found]
+    read = [(die, found) for die, found in read if not (found and _is_group(die, parts, config))]
     wholes = [die.bbox for die, found in read if found]
     dice = [die for die, found in read
             if found or share_inside(die.bbox, wholes) < config.coarse_part_share]

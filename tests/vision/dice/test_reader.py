@@ -121,20 +121,21 @@ def _die(value, box, confidence):
     return Die(value, "white", box, confidence, "flat" if value else "unreadable")
 
 
-@pytest.mark.parametrize(("parts", "group"), [
-    ([(5, 0.9), (3, 0.8)], True),  # two dice read more surely than the "die" round them
-    ([(5, 0.9)], False),  # one: a big pip or a part of the face can read surely
-    ([(5, 0.3), (3, 0.35)], False),  # its parts, read less surely than it
-    ([(None, 0.9), (None, 0.8)], False),  # not read with a value
+@pytest.mark.parametrize(("parts", "groups"), [
+    ([(5, 0.9), (3, 0.8)], (True, True)),  # two dice read more surely than the "die" round them
+    ([(5, 0.9)], (True, False)),  # one: a group at group_parts 1, not at 2
+    ([(5, 0.3), (3, 0.35)], (False, False)),  # its parts, read less surely than it
+    ([(None, 0.9), (None, 0.8)], (False, False)),  # not read with a value
 ])
-def test_a_die_found_whole_is_a_group_when_its_parts_are_surer_dice(parts, group):
+def test_a_die_found_whole_is_a_group_when_its_parts_are_surer_dice(parts, groups):
     from vision.dice.reader import _is_group
 
     whole = _die(4, (0.0, 0.0, 400.0, 400.0), 0.4)
     inside = [_die(v, (50.0 + 60 * k, 50.0, 90.0 + 60 * k, 90.0), c)
               for k, (v, c) in enumerate(parts)]
     outside = [_die(2, (500.0, 500.0, 540.0, 540.0), 0.95)] * 3  # not its parts
-    assert _is_group(whole, inside + outside, DiceConfig(group_parts=2)) is group
+    for group_parts, group in zip((1, 2), groups, strict=True):
+        assert _is_group(whole, inside + outside, DiceConfig(group_parts=group_parts)) is group
     assert not _is_group(whole, inside + outside, DiceConfig(group_parts=0))
 
 
