@@ -883,7 +883,7 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
                 tokens.append((float(c[0]), float(c[1]), tr))
     flat = cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
     a = cv2.resize(alpha, (w, h), interpolation=cv2.INTER_AREA)[..., None]
-    frame[:] = np.clip(frame * (1 - a) + flat * a, 0, 255).astype(np.uint8)
+    _blend_region(frame, flat, a[..., 0], 0, 0)
     if layout is not None:
         layout.update(mask=a[..., 0], tiles=centres, tile_radius=float(r), squash=squash,
                       tokens=[(x, y * squash, tr, tr * squash) for x, y, tr in tokens])
@@ -960,8 +960,8 @@ def draw_sheet(frame: np.ndarray, rng: np.random.Generator, tilt_deg: float = 0.
     m = np.float32([[c, -s, cx - c * tw / 2 + s * th / 2],
                     [s * squash, c * squash, cy - (s * tw / 2 + c * th / 2) * squash]])
     flat = cv2.warpAffine(tex, m, (w, h), flags=cv2.INTER_LINEAR)
-    a = cv2.warpAffine(np.ones((th, tw), np.float32), m, (w, h), flags=cv2.INTER_LINEAR)[..., None]
-    frame[:] = np.clip(frame * (1 - a) + flat * a, 0, 255).astype(np.uint8)
+    a = cv2.warpAffine(np.ones((th, tw), np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
+    _blend_region(frame, flat, a, 0, 0)
 
     def place(rng: np.random.Generator, edge: float) -> tuple[float, float]:
         mx, my = min(0.7 * edge, tw / 2), min(0.7 * edge, th / 2)
