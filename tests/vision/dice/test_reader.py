@@ -107,14 +107,15 @@ def test_a_group_of_dice_seen_as_one_large_die_keeps_its_dice():
     """Five dice on a sheet of paper: the coarse pass takes the pale sheet with its dark dice
     for one large die and reads it weakly; without ``group_parts`` its five dice are dropped
     as that die's parts. They are each read more surely than it, so it is a group: dropped,
-    and its dice kept."""
+    and its dice kept (by default, and at two surer parts)."""
     frame, labels = render_scene(np.random.default_rng([7957, 63]), sheet_rate=1.0)
     assert sorted(lb["value"] for lb in labels) == [1, 2, 4, 6, 6]
     group = read_dice(frame, DiceConfig(group_parts=0)).dice
     assert len(group) == 1 and group[0].bbox[2] - group[0].bbox[0] > 300  # the sheet
-    dice = read_dice(frame, DiceConfig(group_parts=2)).dice
-    assert score_image("sheet", DiceReading(dice, False), labels).correct == 5
-    assert all(d.bbox[2] - d.bbox[0] < 60 for d in dice)
+    for config in (DiceConfig(), DiceConfig(group_parts=2)):
+        dice = read_dice(frame, config).dice
+        assert score_image("sheet", DiceReading(dice, False), labels).correct == 5
+        assert all(d.bbox[2] - d.bbox[0] < 60 for d in dice)
 
 
 def _die(value, box, confidence):

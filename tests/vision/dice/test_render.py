@@ -545,7 +545,7 @@ def test_the_scenes_of_the_rendered_validation_sets_are_unchanged():
 def test_a_sheet_of_paper_lies_on_the_table_and_the_dice_on_it():
     """draw_sheet: a pale sheet over part of a dark frame, foreshortened by the camera tilt
     (at 60 degrees about half the area, cos 60, a little more where the flat one is cut by the
-    frame's border); the places it gives lie on it, clear of its edges."""
+    frame's border); the places it gives lie on it."""
     for seed in range(4):
         areas = []
         for tilt in (0.0, 60.0):
