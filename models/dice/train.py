@@ -254,6 +254,28 @@ HAND_RATE = 0.25
 CLEAR_RATE = 0.1  # casino-style see-through dice among the others (scenes with close-ups)
 
 
+# render_scene's looks of the table scenes, each a --NAME-rate option (render_scene's
+# NAME_rate): the scenes of 1-8 dice and of large dice draw them all, the scenes of many small
+# dice all but the desk clutter (SMALL_DICE_LOOKS), a crop of one big die only the lens
+# (BIG_DIE_LOOKS)
+TABLE_LOOKS = (("stone", "share of table scenes, of many small dice too, on a stone top "
+                "(granite, terrazzo: vision.render.dice.stone_background)"),
+               ("board", "share of table scenes, of many small dice too, on a game board of "
+                "land tiles carrying number tokens (vision.render.dice.draw_board)"),
+               ("board-dice", "share of table scenes, of many small dice too, whose dice lie ON "
+                "such a board: beside and over its tokens, across its tiles' edges "
+                "(vision.render.dice.board_places)"),
+               ("desk", "share of table scenes (not of many small dice) whose look-alikes "
+                "include desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)"),
+               ("wide", "share of the scenes that are not close-ups seen through a wide-angle "
+                "lens (vision.render.dice.wide_lens): dice away from its axis show the side "
+                "faces that face it"),
+               ("sheet", "share of table scenes, of many small dice too, whose dice lie on a "
+                "sheet of paper on the table (vision.render.dice.draw_sheet)"))
+SMALL_DICE_LOOKS = ("stone", "board", "board-dice", "wide", "sheet")
+BIG_DIE_LOOKS = ("wide",)
+
+
 @dataclass(frozen=True)
 class SceneMix:
     """What the training scenes hold (the command line's rates; the defaults draw the scenes of
@@ -263,17 +285,15 @@ class SceneMix:
     supersample: int = 1  # close-ups drawn at this many times their resolution (--supersample)
     distractor_rate: float = 0.35  # table scenes with look-alikes that are not dice
     small_distractor_rate: float = 0.0  # the same in scenes of many small dice
-    stone_rate: float = 0.0  # table scenes on a stone (granite, terrazzo) top (--stone-rate)
-    board_rate: float = 0.0  # table scenes on a board of land tiles with tokens (--board-rate)
-    board_dice_rate: float = 0.0  # table scenes whose dice lie on such a board
+    # the table scenes' looks: render_scene's rates by keyword ("stone_rate", ...), one for
+    # each of TABLE_LOOKS (--stone-rate, ...); none given are 0, render_scene's own
+    table_looks: Mapping[str, float] = field(default_factory=dict, hash=False)
     # the close-ups' looks: render_closeup's rates by keyword ("vivid_rate", ...), one for each
     # of validate's CLOSEUP_LOOKS (--vivid-rate, ...); none given are 0, render_closeup's own
     looks: Mapping[str, float] = field(default_factory=dict, hash=False)
     closeup_tilt: tuple[float, float] = CLOSEUP_TILT  # close-ups' camera tilt (--closeup-tilt)
-    desk_rate: float = 0.0  # table scenes whose look-alikes include cables and keys
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
-    wide_rate: float = 0.0  # scenes (not close-ups) seen through a wide-angle lens
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -286,9 +306,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
-                 stone_rate=mix.stone_rate, board_rate=mix.board_rate,
-                 board_dice_rate=mix.board_dice_rate, desk_rate=mix.desk_rate,
-                 wide_rate=mix.wide_rate)
+                 **mix.table_looks)
     for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG)):
         if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
@@ -298,13 +316,20 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
-                            extras=extras, clear_rate=2 * clear, wide_rate=mix.wide_rate)
+                            extras=extras, clear_rate=2 * clear,
+                            **_drawn(mix.table_looks, BIG_DIE_LOOKS))
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=mix.small_distractor_rate,
-                        stone_rate=mix.stone_rate, board_rate=mix.board_rate,
-                        board_dice_rate=mix.board_dice_rate, wide_rate=mix.wide_rate)
+                        **_drawn(mix.table_looks, SMALL_DICE_LOOKS))
+
+
+def _drawn(looks: Mapping[str, float], names: tuple[str, ...]) -> dict[str, float]:
+    """The rates of ``looks`` (render_scene's keywords) that a kind of scene draws: those of
+    ``names`` (TABLE_LOOKS' names)."""
+    keys = [name.replace("-", "_") + "_rate" for name in names]
+    return {key: rate for key, rate in looks.items() if key in keys}
 
 
 def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict | None = None,
@@ -510,23 +535,11 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, holding look-alikes "
                         "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
                         "in the scenes of 1-8 dice and none among many small dice")
-    parser.add_argument("--stone-rate", type=float, default=0.0,
-                        help="share of table scenes on a stone top (granite, terrazzo: "
-                        "vision.render.dice.stone_background)")
-    parser.add_argument("--board-rate", type=float, default=0.0,
-                        help="share of table scenes on a game board of land tiles carrying "
-                        "number tokens (vision.render.dice.draw_board)")
-    parser.add_argument("--board-dice-rate", type=float, default=0.0,
-                        help="share of table scenes, of many small dice too, whose dice lie ON "
-                        "such a board: beside and over its tokens, across its tiles' edges "
-                        "(vision.render.dice.board_places)")
+    add_rates(parser, TABLE_LOOKS, "{what} (render_scene's {key}; default 0)")
     add_rates(parser, CLOSEUP_LOOKS, "share of the {what} (render_closeup's {key}; default 0)")
     parser.add_argument("--closeup-tilt", type=range_arg, default=CLOSEUP_TILT,
                         metavar="LO,HI", help="range of the close-ups' camera tilt from "
                         "vertical, degrees (render_closeup's tilt_deg; default %(default)s)")
-    parser.add_argument("--desk-rate", type=float, default=0.0,
-                        help="share of table scenes (of 1-8 dice) whose look-alikes include "
-                        "desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)")
     parser.add_argument("--steep-rate", type=float, default=0.0,
                         help="share of the scenes that are not close-ups drawn as a camera "
                         "held low over large dice (STEEP: tilt 50-75, edges 32-96 px): top "
@@ -535,10 +548,6 @@ def main() -> None:
                         help="share of the scenes that are neither close-ups nor steep drawn "
                         "as 1-4 large dice at a moderate tilt (BIG: tilt 0-45, edges 40-100 "
                         "px), with the table scenes' look-alikes, boards and hands")
-    parser.add_argument("--wide-rate", type=float, default=0.0,
-                        help="share of the scenes that are not close-ups seen through a "
-                        "wide-angle lens (vision.render.dice.wide_lens): dice away from its "
-                        "axis show the side faces that face it")
     parser.add_argument("--camera-augment", action="store_true",
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "
@@ -599,11 +608,9 @@ def main() -> None:
     args = parser.parse_args()
     cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter)
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
-                   stone_rate=args.stone_rate, board_rate=args.board_rate,
-                   board_dice_rate=args.board_dice_rate, desk_rate=args.desk_rate,
-                   looks=rates(args, CLOSEUP_LOOKS), closeup_tilt=args.closeup_tilt,
-                   steep_rate=args.steep_rate, big_rate=args.big_rate,
-                   wide_rate=args.wide_rate)
+                   table_looks=rates(args, TABLE_LOOKS), looks=rates(args, CLOSEUP_LOOKS),
+                   closeup_tilt=args.closeup_tilt, steep_rate=args.steep_rate,
+                   big_rate=args.big_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

@@ -12,14 +12,17 @@ import pytest
 from vision.dice import DiceConfig
 from vision.dice.reader import CLASSES, CROP
 from vision.onnxmodel import onnx_session
-from vision.render.dice import render_closeup
+from vision.render.dice import render_closeup, render_scene
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
 from models.dice.train import (  # noqa: E402
+    BIG_DIE_LOOKS,
     SCENE,
+    SMALL_DICE_LOOKS,
     STEM,
+    TABLE_LOOKS,
     Classifier,
     CropCut,
     Detector,
@@ -141,10 +144,30 @@ def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
         assert not np.array_equal(tiles(), tiles(**{rate: 1.0})), rate
 
 
+def test_the_scene_mix_passes_the_table_scenes_looks_on() -> None:
+    """Every look of TABLE_LOOKS (--stone-rate, ..., --sheet-rate) is a rate of render_scene's
+    and reaches the table scenes (some scene of a few is drawn otherwise), and at 0 the scenes
+    are those drawn without it."""
+    def tables(**looks: float) -> list[np.ndarray]:
+        return [scene(np.random.default_rng(seed), SceneMix(table_looks=looks))[0]
+                for seed in range(6)]
+
+    keywords = inspect.signature(render_scene).parameters
+    plain = tables()
+    for name, _ in TABLE_LOOKS:
+        rate = name.replace("-", "_") + "_rate"
+        assert keywords[rate].default == 0.0
+        same = [np.array_equal(a, b) for a, b in zip(plain, tables(**{rate: 0.0}), strict=True)]
+        drawn = [np.array_equal(a, b) for a, b in zip(plain, tables(**{rate: 1.0}), strict=True)]
+        assert all(same) and not all(drawn), rate
+    for kind in (SMALL_DICE_LOOKS, BIG_DIE_LOOKS):
+        assert set(kind) <= {name for name, _ in TABLE_LOOKS}
+
+
 @pytest.mark.parametrize("tool", ["train", "validate"])
 def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
     """train and validate offer a --NAME-rate for each look of CLOSEUP_LOOKS, each naming the
-    render_closeup keyword it sets."""
+    render_closeup keyword it sets; train one for each of TABLE_LOOKS too."""
     import subprocess
     import sys
 
@@ -154,6 +177,8 @@ def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
     for name, _ in CLOSEUP_LOOKS:
         assert f"--{name}-rate" in out
         assert f"render_closeup's {name.replace('-', '_')}_rate" in " ".join(out.split())
+    for name, _ in TABLE_LOOKS if tool == "train" else ():
+        assert f"render_scene's {name.replace('-', '_')}_rate" in " ".join(out.split())
 
 
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
