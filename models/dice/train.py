@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.dice.validate import CLOSEUP_LOOKS, add_rates, range_arg, rates
+from models.dice.validate import CLOSEUP_LOOKS, add_rates, range_arg, rate_key, rates
 from vision.dice.reader import (
     CLASSES,
     CROP,
@@ -328,7 +328,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 def _drawn(looks: Mapping[str, float], names: tuple[str, ...]) -> dict[str, float]:
     """The rates of ``looks`` (render_scene's keywords) that a kind of scene draws: those of
     ``names`` (TABLE_LOOKS' names)."""
-    keys = [name.replace("-", "_") + "_rate" for name in names]
+    keys = [rate_key(name) for name in names]
     return {key: rate for key, rate in looks.items() if key in keys}
 
 

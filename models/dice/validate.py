@@ -95,7 +95,7 @@ def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
 
 
-def _key(name: str) -> str:
+def rate_key(name: str) -> str:
     """The renderer's keyword of a ``--NAME-rate`` option: ``name_rate``."""
     return name.replace("-", "_") + "_rate"
 
@@ -107,13 +107,13 @@ def add_rates(parser: argparse.ArgumentParser, names: tuple[tuple[str, str], ...
     keyword as ``{key}``."""
     for name, what in names:
         parser.add_argument(f"--{name}-rate", type=float, default=0.0,
-                            help=help.format(what=what, key=_key(name)))
+                            help=help.format(what=what, key=rate_key(name)))
 
 
 def rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
     """The ``--NAME-rate`` options of ``names`` (:func:`add_rates`) as the renderer's
     keywords (``name_rate``)."""
-    return {_key(name): getattr(args, _key(name)) for name, _ in names}
+    return {rate_key(name): getattr(args, rate_key(name)) for name, _ in names}
 
 
 def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:

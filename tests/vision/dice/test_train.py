@@ -41,7 +41,7 @@ from models.dice.train import (  # noqa: E402
     tie_colour,
     train_detector,
 )
-from models.dice.validate import CLOSEUP_LOOKS  # noqa: E402
+from models.dice.validate import CLOSEUP_LOOKS, rate_key  # noqa: E402
 
 COMMITTED = Path(DiceConfig().classifier_path)
 DETECTOR = Path(DiceConfig().detector_path)
@@ -138,7 +138,7 @@ def test_the_scene_mix_passes_the_close_ups_looks_on() -> None:
 
     keywords = inspect.signature(render_closeup).parameters
     for name, _ in CLOSEUP_LOOKS:
-        rate = name.replace("-", "_") + "_rate"
+        rate = rate_key(name)
         assert keywords[rate].default == 0.0
         assert np.array_equal(tiles(), tiles(**{rate: 0.0}))
         assert not np.array_equal(tiles(), tiles(**{rate: 1.0})), rate
@@ -155,7 +155,7 @@ def test_the_scene_mix_passes_the_table_scenes_looks_on() -> None:
     keywords = inspect.signature(render_scene).parameters
     plain = tables()
     for name, _ in TABLE_LOOKS:
-        rate = name.replace("-", "_") + "_rate"
+        rate = rate_key(name)
         assert keywords[rate].default == 0.0
         same = [np.array_equal(a, b) for a, b in zip(plain, tables(**{rate: 0.0}), strict=True)]
         drawn = [np.array_equal(a, b) for a, b in zip(plain, tables(**{rate: 1.0}), strict=True)]
@@ -176,9 +176,9 @@ def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
                          cwd=Path(__file__).resolve().parents[3]).stdout
     for name, _ in CLOSEUP_LOOKS:
         assert f"--{name}-rate" in out
-        assert f"render_closeup's {name.replace('-', '_')}_rate" in " ".join(out.split())
+        assert f"render_closeup's {rate_key(name)}" in " ".join(out.split())
     for name, _ in TABLE_LOOKS if tool == "train" else ():
-        assert f"render_scene's {name.replace('-', '_')}_rate" in " ".join(out.split())
+        assert f"render_scene's {rate_key(name)}" in " ".join(out.split())
 
 
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
