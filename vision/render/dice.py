@@ -392,6 +392,12 @@ def _project(points: np.ndarray, spec: DieSpec, tilt: float, focal: float,
     return np.stack([u, v], axis=1)
 
 
+def _check_frame(frame: np.ndarray) -> None:
+    """Refuse a frame the drawing functions cannot draw on in place: it must be BGR uint8."""
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+
+
 def _blend_region(frame: np.ndarray, patch: np.ndarray, alpha: np.ndarray,
                   x0: int, y0: int) -> None:
     h, w = alpha.shape
@@ -525,8 +531,7 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
     >>> labels[0]["value"], labels[0]["state"]
     (5, 'flat')
     """
-    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    _check_frame(frame)
     tilt = math.radians(float(tilt_deg))
     lvec = np.asarray(light, float)
     lvec = lvec / np.linalg.norm(lvec)
@@ -810,8 +815,7 @@ def draw_board(frame: np.ndarray, rng: np.random.Generator, size: float,
     >>> all(0 <= x0 < x1 <= 160 and 0 <= y0 < y1 <= 120 for x0, y0, x1, y1 in boxes)
     True
     """
-    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    _check_frame(frame)
     h, w = frame.shape[:2]
     squash = max(0.25, math.cos(math.radians(float(tilt_deg))))
     ch = math.ceil(h / squash)  # the board drawn flat, then foreshortened
@@ -916,8 +920,7 @@ def draw_sheet(frame: np.ndarray, rng: np.random.Generator, tilt_deg: float = 0.
     >>> bool(frame[int(y), int(x)].mean() > 150)
     True
     """
-    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    _check_frame(frame)
     h, w = frame.shape[:2]
     squash = max(0.25, math.cos(math.radians(float(tilt_deg))))
     long = max(w, h) * float(rng.uniform(0.45, 1.0))
@@ -1678,8 +1681,7 @@ def draw_distractors(frame: np.ndarray, rng: np.random.Generator, size: float,
     >>> all(x0 < x1 and y0 < y1 for x0, y0, x1, y1 in boxes)
     True
     """
-    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-        raise ValueError(f"frame must be BGR uint8 (H, W, 3), got {frame.shape} {frame.dtype}")
+    _check_frame(frame)
     unknown = set(kinds) - set(DISTRACTOR_KINDS) - set(DESK_KINDS)
     if unknown or not kinds:
         raise ValueError(f"kinds must be among {DISTRACTOR_KINDS + DESK_KINDS}, "
