@@ -205,16 +205,20 @@ def test_a_second_look_reads_a_die_the_classifier_rejected():
     """A table with a 1 and a 2 whose 1 the classifier rejects at its first crop: without
     ``look_rejected`` it is lost; looked at again from its peak, the new crop reads 1 surely,
     and the die is kept with that value and a box on its face, the 2 read as before. (The
-    scene was found by search for the detector of session 44, SOUPSS; session 36's close-up,
-    [7982, 1], is no longer rejected at its first crop.)"""
+    scene was found by search for the detector of session 44, SOUPSS, with the classifier
+    read in four views; session 36's close-up, [7982, 1], is no longer rejected at its first
+    crop. Read in eight views (``rotations`` 8, session 45) the 1's first crop is kept, so
+    the test reads in four: what it checks, the look at a rejected crop, does not depend on
+    the views.)"""
     frame, labels = render_scene(np.random.default_rng([194, 1]), count=(1, 3),
                                  size_px=(40.0, 220.0))
     one = [lb for lb in labels if lb["state"] == "flat" and lb["value"] == 1]
     assert len(one) == 1
-    never = read_dice(frame, DiceConfig(look_rejected=math.inf)).dice
+    config = DiceConfig(rotations=4)
+    never = read_dice(frame, replace(config, look_rejected=math.inf)).dice
     assert match([d.bbox for d in never], [one[0]["bbox"]]) == []
-    assert read_dice(frame, DiceConfig(look_threshold=1.01)).dice == never  # not sure enough
-    dice = read_dice(frame).dice
+    assert read_dice(frame, replace(config, look_threshold=1.01)).dice == never  # not sure
+    dice = read_dice(frame, config).dice
     ((k, _),) = match([d.bbox for d in dice], [one[0]["bbox"]])
     assert (dice[k].value, dice[k].state) == (1, "flat")
     assert [d for d in dice if d is not dice[k]] == list(never)  # nothing else changed
@@ -409,26 +413,47 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
         batches.clear()
         return read_dice(image, DiceConfig(look_face=0.0, **kw)), list(batches)
 
-    every, runs = read(turn_confidence=math.inf)  # every crop at four turns in one batch
-    n = runs[0] // 4
-    assert n >= 3 and runs == [4 * n]
-    # every unturned reading reaches 0: one unturned batch, the same as one turn
+    views = DiceConfig().rotations  # eight: four turns, then mirrored and turned again
+    every, runs = read(turn_confidence=math.inf)  # every crop in every view in one batch
+    n = runs[0] // views
+    assert views == 8 and n >= 3 and runs == [views * n]
+    # every unturned reading reaches 0: one unturned batch, the same as one view
     once, runs = read(turn_confidence=0.0)
     assert runs == [n] and once == read(rotations=1)[0]
-    # no reading reaches 1.01: every crop is read at the three other turns too, as with infinity
+    # no reading reaches 1.01: every crop is read in the seven other views too, as with infinity
     again, runs = read(turn_confidence=1.01)
-    assert runs == [n, 3 * n]
+    assert runs == [n, (views - 1) * n]
     assert [(d.value, d.state, d.color) for d in again.dice] == \
         [(d.value, d.state, d.color) for d in every.dice]
     assert np.allclose([d.confidence for d in again.dice], [d.confidence for d in every.dice])
-    # in between, only the crops whose unturned reading is unsure are read turned
+    # in between, only the crops whose unturned reading is unsure are read in the other views
     logits = outputs[-2][:, :len(reader.CLASSES)]
     top = np.sort(np.exp(logits).max(axis=1) / np.exp(logits).sum(axis=1))
     k = len(top) // 2
     assert top[k] - top[k - 1] > 1e-4  # a threshold between two readings, clear of rounding
     tau = float(top[k - 1] + top[k]) / 2
     _, runs = read(turn_confidence=tau)
-    assert runs == [n, 3 * int((top < tau).sum())] and 0 < (top < tau).sum() < n
+    assert runs == [n, (views - 1) * int((top < tau).sum())] and 0 < (top < tau).sum() < n
+    # four views: the four turns alone
+    _, runs = read(rotations=4, turn_confidence=math.inf)
+    assert runs == [4 * n]
+    _, runs = read(rotations=4, turn_confidence=1.01)
+    assert runs == [n, 3 * n]
+
+
+def test_crop_views_are_the_eight_symmetries_of_a_square():
+    from vision.dice.reader import crop_views
+
+    crops = np.arange(2 * 3 * 3 * 1, dtype=np.uint8).reshape(2, 3, 3, 1)
+    views = crop_views(crops, range(8)).reshape(8, 2, 3, 3, 1)
+    assert np.array_equal(views[0], crops)
+    assert np.array_equal(views[1], np.rot90(crops, 1, axes=(1, 2)))
+    assert np.array_equal(views[4], crops[:, :, ::-1])  # mirrored left to right
+    assert np.array_equal(views[6], np.rot90(crops[:, :, ::-1], 2, axes=(1, 2)))
+    # all eight differ for a crop with no symmetry, and each view's pixels are the crop's
+    assert len({v[0].tobytes() for v in views}) == 8
+    assert all(sorted(v[0].ravel()) == sorted(crops[0].ravel()) for v in views)
+    assert np.array_equal(crop_views(crops, [5, 2]).reshape(2, 2, 3, 3, 1)[1], views[2])
 
 
 @pytest.mark.parametrize("shape, size", [
