@@ -89,9 +89,10 @@ class DiceConfig:
         per 1280x720 frame, for the unsure crops' four more views; 4 before;
         models/dice/HISTORY.md).
     turn_confidence : a crop whose unturned reading gives one class at least this probability
-        keeps that reading and is not read turned (infinity: every crop at every turn). The
-        classifier learns a target of 0.955 for the true class (label smoothing 0.05), so
-        0.95 skips the turns for the crops it reads about as surely as it was taught to.
+        keeps that reading and is not read in its other views (infinity: every crop in every
+        view). The classifier learns a target of 0.955 for the true class (label smoothing
+        0.05), so 0.95 skips the other views for the crops it reads about as surely as it was
+        taught to.
     crop_aspect : how far the classifier's crop undoes the shape of the top-face box
         (:func:`crop_batch`'s ``aspect``: 0 a square window, 1 the box's shape). 0.75 (since
         session 19; 0.5 in sessions 16-18) mostly undoes a face foreshortened or stretched in
@@ -484,29 +485,29 @@ def crop_views(crops: np.ndarray, views: Sequence[int]) -> np.ndarray:
                            for k in views])
 
 
-def _classify(sess: object, crops: np.ndarray, turns: int,
+def _classify(sess: object, crops: np.ndarray, views: int,
               confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)`` of
-    the crops, each averaged over the first ``turns`` of its views (:func:`crop_views`); a
-    crop whose unturned reading reaches ``confidence`` in one class keeps that reading."""
+    the crops, each averaged over its first ``views`` views (:func:`crop_views`); a crop
+    whose unturned reading reaches ``confidence`` in one class keeps that reading."""
     def run(batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
         clear = (_sigmoid(out[:, len(CLASSES)]) if out.shape[1] > len(CLASSES)
                  else np.zeros(len(out)))
         return _softmax(out[:, :len(CLASSES)]), clear
 
-    if turns == 1 or math.isinf(confidence):
-        probs, clear = run(crop_views(crops, range(turns)))
-        return (probs.reshape(turns, len(crops), -1).mean(axis=0),
-                clear.reshape(turns, len(crops)).mean(axis=0))
+    if views == 1 or math.isinf(confidence):
+        probs, clear = run(crop_views(crops, range(views)))
+        return (probs.reshape(views, len(crops), -1).mean(axis=0),
+                clear.reshape(views, len(crops)).mean(axis=0))
     probs, clear = run(crops)
     unsure = np.flatnonzero(probs.max(axis=1) < confidence)
     if len(unsure):
-        more, more_clear = run(crop_views(crops[unsure], range(1, turns)))
-        more = more.reshape(turns - 1, len(unsure), -1).sum(axis=0)
-        more_clear = more_clear.reshape(turns - 1, len(unsure)).sum(axis=0)
-        probs[unsure] = (probs[unsure] + more) / turns
-        clear[unsure] = (clear[unsure] + more_clear) / turns
+        more, more_clear = run(crop_views(crops[unsure], range(1, views)))
+        more = more.reshape(views - 1, len(unsure), -1).sum(axis=0)
+        more_clear = more_clear.reshape(views - 1, len(unsure)).sum(axis=0)
+        probs[unsure] = (probs[unsure] + more) / views
+        clear[unsure] = (clear[unsure] + more_clear) / views
     return probs, clear
 
 
@@ -515,13 +516,13 @@ def classify(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
     """The classifier's stage of :func:`read_dice` for top-face ``boxes`` ``(N, 4)``: their
     crops ``(N, CROP, CROP, 3)`` (:func:`crop_batch` at ``crop_aspect``), class probabilities
     ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)``, each averaged over the
-    crop's turns as ``rotations`` and ``turn_confidence`` say.
+    crop's views (:func:`crop_views`) as ``rotations`` and ``turn_confidence`` say.
 
     Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
     """
     crops = crop_batch(image, boxes, aspect=config.crop_aspect)
-    turns = max(1, min(8, config.rotations))
-    probs, clear = _classify(_session(config.classifier_path), crops, turns,
+    views = max(1, min(8, config.rotations))
+    probs, clear = _classify(_session(config.classifier_path), crops, views,
                              config.turn_confidence)
     return crops, probs, clear
 
