@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from models.dice.validate import CLOSEUP_LOOKS, add_rates, range_arg, rate_key, rates
+from models.dice.validate import TABLE_LOOKS as SCENE_LOOKS
 from vision.dice.reader import (
     CLASSES,
     CROP,
@@ -255,23 +256,11 @@ CLEAR_RATE = 0.1  # casino-style see-through dice among the others (scenes with 
 
 
 # render_scene's looks of the table scenes, each a --NAME-rate option (render_scene's
-# NAME_rate): the scenes of 1-8 dice and of large dice draw them all, the scenes of many small
-# dice all but the desk clutter (SMALL_DICE_LOOKS), a crop of one big die only the lens
-# (BIG_DIE_LOOKS)
-TABLE_LOOKS = (("stone", "share of table scenes, of many small dice too, on a stone top "
-                "(granite, terrazzo: vision.render.dice.stone_background)"),
-               ("board", "share of table scenes, of many small dice too, on a game board of "
-                "land tiles carrying number tokens (vision.render.dice.draw_board)"),
-               ("board-dice", "share of table scenes, of many small dice too, whose dice lie ON "
-                "such a board: beside and over its tokens, across its tiles' edges "
-                "(vision.render.dice.board_places)"),
-               ("desk", "share of table scenes (not of many small dice) whose look-alikes "
-                "include desk clutter: cables, keyboard keys (vision.render.dice.DESK_KINDS)"),
-               ("wide", "share of the scenes that are not close-ups seen through a wide-angle "
-                "lens (vision.render.dice.wide_lens): dice away from its axis show the side "
-                "faces that face it"),
-               ("sheet", "share of table scenes, of many small dice too, whose dice lie on a "
-                "sheet of paper on the table (vision.render.dice.draw_sheet)"))
+# NAME_rate): validate's, but for the look-alikes, which SceneMix sets apart (distractor_rate,
+# whose default is not 0). The scenes of 1-8 dice and of large dice draw them all, the scenes
+# of many small dice all but the desk clutter (SMALL_DICE_LOOKS), a crop of one big die only
+# the lens (BIG_DIE_LOOKS)
+TABLE_LOOKS = tuple(look for look in SCENE_LOOKS if look[0] != "distractor")
 SMALL_DICE_LOOKS = ("stone", "board", "board-dice", "wide", "sheet")
 BIG_DIE_LOOKS = ("wide",)
 
@@ -323,6 +312,14 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=mix.small_distractor_rate,
                         **_drawn(mix.table_looks, SMALL_DICE_LOOKS))
+
+
+def _scenes_drawing(name: str) -> str:
+    """Which kinds of table scene draw the look ``name`` of TABLE_LOOKS (:func:`scene`)."""
+    kinds = ["the scenes of 1-8 dice", "of large dice"]
+    kinds += ["of many small dice"] if name in SMALL_DICE_LOOKS else []
+    kinds += ["crops of one big die"] if name in BIG_DIE_LOOKS else []
+    return ", ".join(kinds)
 
 
 def _drawn(looks: Mapping[str, float], names: tuple[str, ...]) -> dict[str, float]:
@@ -535,7 +532,9 @@ def main() -> None:
                         help="share of table scenes, of many small dice too, holding look-alikes "
                         "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
                         "in the scenes of 1-8 dice and none among many small dice")
-    add_rates(parser, TABLE_LOOKS, "{what} (render_scene's {key}; default 0)")
+    add_rates(parser, tuple((name, f"{what}; in {_scenes_drawing(name)}")
+                            for name, what in TABLE_LOOKS),
+              "share of table scenes with {what} (render_scene's {key}; default 0)")
     add_rates(parser, CLOSEUP_LOOKS, "share of the {what} (render_closeup's {key}; default 0)")
     parser.add_argument("--closeup-tilt", type=range_arg, default=CLOSEUP_TILT,
                         metavar="LO,HI", help="range of the close-ups' camera tilt from "

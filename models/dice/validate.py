@@ -13,7 +13,7 @@ of one die; ``--vivid-rate``, ``--print-rate``, ``--sharp-rate``, ``--flush-rate
 ``--distractor-rate``, ``--stone-rate`` and ``--board-rate`` add look-alikes, stone table tops
 and boards of land tiles with number tokens to the table scenes, ``--board-dice-rate`` scenes
 whose dice lie on such a board, beside and over its tokens, ``--sheet-rate`` scenes whose dice
-lie on a sheet of paper (all 0 by default; ``TABLE_RATES``); ``--tilt
+lie on a sheet of paper (all 0 by default; ``TABLE_LOOKS``); ``--tilt
 LO,HI``, ``--size LO,HI`` and ``--stretch LO,HI`` the table scenes' camera tilt, die edges and
 horizontal stretch (default ``render_scene``'s own ranges; no stretch). ``--recolour`` turns
 each scene's hues by 60-300 degrees (:func:`recolour`): the same scenes in colours the renderer
@@ -73,14 +73,21 @@ CLOSEUP_LOOKS = (("vivid", "close-ups' casino dice drawn in a brighter look: viv
                  ("stamp", "close-ups of a casino die drawn stamped as precision casino dice "
                   "are: a serial number between the 6's pip columns, the casino's name in a "
                   "fine ring round the 1 (vision.render.dice.DieSpec.stamped)"))
-# render_scene's rates, each a --NAME-rate option: "share of table scenes with <text>"
-TABLE_RATES = (("distractor", "look-alikes that are not dice"),
-               ("stone", "a stone table top"),
-               ("board", "a board of land tiles with number tokens"),
-               ("board-dice", "its dice lying on a board of tiles and tokens"),
-               ("desk", "desk clutter (cables, keys) among its look-alikes"),
-               ("wide", "its dice seen through a wide-angle lens"),
-               ("sheet", "its dice on a sheet of paper (a score sheet, notes) on the table"))
+# render_scene's looks of the table scenes, each a --NAME-rate option here and, but for the
+# look-alikes, in train.py (render_scene's NAME_rate): "share of table scenes with <text>"
+TABLE_LOOKS = (("distractor", "look-alikes that are not dice "
+                "(vision.render.dice.draw_distractors)"),
+               ("stone", "a stone top (granite, terrazzo: vision.render.dice.stone_background)"),
+               ("board", "a game board of land tiles carrying number tokens "
+                "(vision.render.dice.draw_board)"),
+               ("board-dice", "its dice lying ON such a board: beside and over its tokens, "
+                "across its tiles' edges (vision.render.dice.board_places)"),
+               ("desk", "desk clutter among its look-alikes: cables, keyboard keys "
+                "(vision.render.dice.DESK_KINDS)"),
+               ("wide", "its dice seen through a wide-angle lens (vision.render.dice.wide_lens): "
+                "dice away from its axis show the side faces that face it"),
+               ("sheet", "its dice on a sheet of paper on the table: a score sheet, notes, a "
+                "pale card (vision.render.dice.draw_sheet)"))
 
 
 def recolour(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -176,7 +183,7 @@ def main() -> None:
                         help="close-ups of one die (render_closeup) instead of table scenes")
     add_rates(parser, CLOSEUP_LOOKS, "with --closeups: share of the {what} (render_closeup's "
               "{key}; default 0)")
-    add_rates(parser, TABLE_RATES, "share of table scenes with {what} (render_scene's {key}; "
+    add_rates(parser, TABLE_LOOKS, "share of table scenes with {what} (render_scene's {key}; "
               "default 0, the scenes of `render dice`)")
     parser.add_argument("--tilt", type=range_arg, default=None, metavar="LO,HI",
                         help="camera tilt range in degrees (render_scene's tilt_deg, or "
@@ -201,7 +208,7 @@ def main() -> None:
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size),
                               ("stretch", args.stretch)) if v}
-    looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_RATES)
+    looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
     config = DiceConfig()
     if args.models:
         folder = Path(args.models)

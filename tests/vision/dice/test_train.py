@@ -42,6 +42,7 @@ from models.dice.train import (  # noqa: E402
     train_detector,
 )
 from models.dice.validate import CLOSEUP_LOOKS, rate_key  # noqa: E402
+from models.dice.validate import TABLE_LOOKS as SCENE_LOOKS  # noqa: E402
 
 COMMITTED = Path(DiceConfig().classifier_path)
 DETECTOR = Path(DiceConfig().detector_path)
@@ -167,7 +168,9 @@ def test_the_scene_mix_passes_the_table_scenes_looks_on() -> None:
 @pytest.mark.parametrize("tool", ["train", "validate"])
 def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
     """train and validate offer a --NAME-rate for each look of CLOSEUP_LOOKS, each naming the
-    render_closeup keyword it sets; train one for each of TABLE_LOOKS too."""
+    render_closeup keyword it sets, and one for each of the table scenes' looks, each naming
+    the render_scene keyword it sets: validate for every look of its TABLE_LOOKS, train for
+    all but the look-alikes, which its SceneMix sets apart."""
     import subprocess
     import sys
 
@@ -177,8 +180,10 @@ def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
     for name, _ in CLOSEUP_LOOKS:
         assert f"--{name}-rate" in out
         assert f"render_closeup's {rate_key(name)}" in " ".join(out.split())
-    for name, _ in TABLE_LOOKS if tool == "train" else ():
+    for name, _ in TABLE_LOOKS if tool == "train" else SCENE_LOOKS:
         assert f"render_scene's {rate_key(name)}" in " ".join(out.split())
+    assert [name for name, _ in SCENE_LOOKS if name != "distractor"] == \
+        [name for name, _ in TABLE_LOOKS]
 
 
 def test_the_scene_mix_passes_the_close_ups_tilt_on() -> None:
