@@ -50,6 +50,7 @@ RECIPES: tuple[tuple[int, tuple[str, ...]], ...] = (
     (796, ("--count", "300", "--closeups", "--sharp-rate", "0.5", "--print-rate", "0.5",
            "--stamp-rate", "1")),
     (797, ("--count", "300", "--sheet-rate", "1")),
+    (798, ("--count", "200", "--tilt", "65,75", "--size", "30,70")),
 )
 
 
