@@ -236,8 +236,9 @@ TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
 
 
 @dataclass(frozen=True)
-class LargeDice:
-    """A table scene of a few large dice seen from one range of camera tilts."""
+class DiceView:
+    """A table scene of a few dice of one range of sizes seen from one range of camera
+    tilts."""
 
     tilt: tuple[float, float]  # camera tilt from vertical, degrees
     size: tuple[float, float]  # die edge in the 192 px scene
@@ -245,9 +246,12 @@ class LargeDice:
 
 
 # a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
-STEEP = LargeDice(tilt=(50.0, 75.0), size=(32.0, 96.0), count=(1, 5))
+STEEP = DiceView(tilt=(50.0, 75.0), size=(32.0, 96.0), count=(1, 5))
 # a camera above large dice at a moderate angle (SceneMix.big_rate), as a webcam over a table
-BIG = LargeDice(tilt=(0.0, 45.0), size=(40.0, 100.0), count=(1, 4))
+BIG = DiceView(tilt=(0.0, 45.0), size=(40.0, 100.0), count=(1, 4))
+# a camera held low over small dice (SceneMix.low_rate): their top faces thin slivers a few
+# pixels high over large front faces
+LOW = DiceView(tilt=(60.0, 75.0), size=(14.0, 56.0), count=(1, 8))
 
 HAND_RATE = 0.25
 
@@ -283,6 +287,7 @@ class SceneMix:
     closeup_tilt: tuple[float, float] = CLOSEUP_TILT  # close-ups' camera tilt (--closeup-tilt)
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
+    low_rate: float = 0.0  # the table scenes neither steep nor big drawn as small dice, low camera
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -296,7 +301,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
                  **mix.table_looks)
-    for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG)):
+    for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG), (mix.low_rate, LOW)):
         if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
                                 **table)
@@ -547,6 +552,10 @@ def main() -> None:
                         help="share of the scenes that are neither close-ups nor steep drawn "
                         "as 1-4 large dice at a moderate tilt (BIG: tilt 0-45, edges 40-100 "
                         "px), with the table scenes' look-alikes, boards and hands")
+    parser.add_argument("--low-rate", type=float, default=0.0,
+                        help="share of the scenes that are neither close-ups, steep nor big "
+                        "drawn as a camera held low over 1-8 small dice (LOW: tilt 60-75, "
+                        "edges 14-56 px): top faces a few pixels high over large front faces")
     parser.add_argument("--camera-augment", action="store_true",
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "
@@ -609,7 +618,7 @@ def main() -> None:
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    table_looks=rates(args, TABLE_LOOKS), looks=rates(args, CLOSEUP_LOOKS),
                    closeup_tilt=args.closeup_tilt, steep_rate=args.steep_rate,
-                   big_rate=args.big_rate)
+                   big_rate=args.big_rate, low_rate=args.low_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

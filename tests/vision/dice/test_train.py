@@ -336,6 +336,33 @@ def test_large_dice_scenes(rate: str, top_lo: float, top_hi: float) -> None:
     assert top_lo < top < top_hi
 
 
+def test_low_camera_scenes_of_small_dice() -> None:
+    """--low-rate: table scenes of small dice (about the size of the other scenes') seen by a
+    low camera: their top faces take a thin share of each die's box height, thinner than
+    in the plain scenes; at 0 the scenes are those drawn without it."""
+    plain, low = [], []
+    for seed in range(12):
+        extras: dict = {}
+        frame, labels = scene(np.random.default_rng(seed), SceneMix(), extras)
+        again, _ = scene(np.random.default_rng(seed), SceneMix(low_rate=0.0))
+        assert np.array_equal(frame, again)
+        plain.extend(lb for lb in labels if lb["state"] == "flat")
+        _, labels = scene(np.random.default_rng(seed), SceneMix(low_rate=1.0), extras)
+        low.extend(lb for lb in labels if lb["state"] == "flat")
+    assert low and plain
+
+    def edge(lb: dict) -> float:
+        x0, y0, x1, y1 = lb["die_bbox"]
+        return max(x1 - x0, y1 - y0)
+
+    def top(lb: dict) -> float:
+        return (lb["bbox"][3] - lb["bbox"][1]) / (lb["die_bbox"][3] - lb["die_bbox"][1])
+
+    # about the plain scenes' sizes, not the large dice of --steep-rate
+    assert np.median([edge(lb) for lb in low]) < 1.25 * np.median([edge(lb) for lb in plain])
+    assert np.median([top(lb) for lb in low]) < 0.5 < np.median([top(lb) for lb in plain])
+
+
 def test_the_box_jitter_spreads_the_shape_of_a_die_s_training_box() -> None:
     """--box-jitter: each side scaled by exp(N(0, jitter)), so the spread of log(h / w) of a
     die's boxes is jitter x sqrt(2), for the detector's error in a box's shape."""
