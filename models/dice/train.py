@@ -39,6 +39,7 @@ from vision.dice.reader import (
     DiceConfig,
     candidates,
     crop_batch,
+    crop_views,
     share_inside,
 )
 from vision.render.dice import CLOSEUP_TILT, CUT_INSIDE, render_closeup, render_scene
@@ -994,11 +995,10 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
     while time.time() - start < budget:
         idx = rng.integers(0, len(xtr), batch)
         xb = augment(camera_augment(xtr[idx], rng) if camera else xtr[idx], rng)
-        # the face may be turned any way: rotate by multiples of 90 degrees and flip
+        # the face may be turned any way: one of the reader's eight views (crop_views), a
+        # turn by k quarters, mirrored after it half the time (= mirrored, then turned by -k)
         k = int(rng.integers(0, 4))
-        xb = np.rot90(xb, k, axes=(1, 2))
-        if rng.random() < 0.5:
-            xb = xb[:, :, ::-1]
+        xb = crop_views(xb, [4 + (-k) % 4 if rng.random() < 0.5 else k])
         x = to_tensor(np.ascontiguousarray(xb))
         cosine_lr(opt, lr0, (time.time() - start) / budget)
         y = model(x)
