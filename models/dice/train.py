@@ -433,11 +433,13 @@ def crop_class(lb: dict) -> int:
 
 @dataclass(frozen=True)
 class CropCut:
-    """How the classifier's training crops are cut (``--crop-aspect``, ``--square-crops``,
-    ``--box-jitter``).
+    """How the classifier's training crops are cut (``--crop-aspect``, ``--crop-min-fill``,
+    ``--square-crops``, ``--box-jitter``).
 
     aspect : ``crop_batch``'s ``aspect``; the reader must read with the same
         ``DiceConfig.crop_aspect``.
+    min_fill : ``crop_batch``'s ``min_fill``, as the reader's ``DiceConfig.crop_min_fill``
+        (0 in every scene cache and classifier before session 46, the committed one's too).
     square : a die's box is a square of its top face's longer side (runs 1-31, sessions
         16-17's classifiers, whose dice crops no ``aspect`` changed), not of the face's shape.
     jitter : each side of a die's box is scaled by ``exp(N(0, jitter))``, for the detector's
@@ -447,11 +449,16 @@ class CropCut:
     aspect: float = DiceConfig.crop_aspect
     square: bool = False
     jitter: float = 0.1
+    min_fill: float = DiceConfig.crop_min_fill
 
     def flags(self) -> str:
         """The command-line flags that cut this way."""
-        return (f"--crop-aspect {self.aspect:g}{' --square-crops' if self.square else ''} "
-                f"--box-jitter {self.jitter:g}")
+        return (f"--crop-aspect {self.aspect:g} --crop-min-fill {self.min_fill:g}"
+                f"{' --square-crops' if self.square else ''} --box-jitter {self.jitter:g}")
+
+    def crops(self, image: np.ndarray, boxes: Sequence[Sequence[float]]) -> np.ndarray:
+        """The classifier's crops of ``boxes`` in ``image``, cut this way."""
+        return crop_batch(image, boxes, aspect=self.aspect, min_fill=self.min_fill)
 
 
 def crops_from(image: np.ndarray, labels: list[dict], rng: np.random.Generator,
@@ -597,11 +604,16 @@ def main() -> None:
                         help="npz of rendered scenes: loaded if present, else written; given "
                         "several times, the caches (all present) are trained on together. A "
                         "cache records how its classifier crops were cut: one cut otherwise "
-                        "than --crop-aspect / --square-crops / --box-jitter ask is refused")
+                        "than --crop-aspect / --crop-min-fill / --square-crops / --box-jitter "
+                        "ask is refused")
     parser.add_argument("--crop-aspect", type=float, default=DiceConfig.crop_aspect,
                         help="the classifier's crops cut with this crop_batch aspect (default "
                         "the reader's DiceConfig.crop_aspect, which the reading must match; "
                         "0: square windows, as runs 1-31 read)")
+    parser.add_argument("--crop-min-fill", type=float, default=DiceConfig.crop_min_fill,
+                        help="the classifier's crops cut with this crop_batch min_fill (default "
+                        "the reader's DiceConfig.crop_min_fill, which the reading should match; "
+                        "0: as every classifier before session 46, the committed one's too)")
     parser.add_argument("--square-crops", action="store_true",
                         help="cut each die's crop from a square of its top face's longer side, "
                         "as runs 1-31 and sessions 16-17 did (default: a box of the face's "
@@ -615,7 +627,7 @@ def main() -> None:
                         "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
                         "for a second continuation of the same nets")
     args = parser.parse_args()
-    cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter)
+    cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter, args.crop_min_fill)
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    table_looks=rates(args, TABLE_LOOKS), looks=rates(args, CLOSEUP_LOOKS),
                    closeup_tilt=args.closeup_tilt, steep_rate=args.steep_rate,
@@ -677,20 +689,21 @@ def main() -> None:
 def cache_cut(cut: CropCut) -> dict[str, np.ndarray]:
     """The keys a scene cache records its crops' cut under (:func:`check_cache_crops`)."""
     return {"crop_aspect": np.float64(cut.aspect), "square_crops": np.bool_(cut.square),
-            "box_jitter": np.float64(cut.jitter)}
+            "box_jitter": np.float64(cut.jitter), "crop_min_fill": np.float64(cut.min_fill)}
 
 
 def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) -> None:
     """Refuse (``SystemExit`` naming the file) a scene cache whose classifier crops were cut
     otherwise than ``cut`` (the command line's ``--crop-aspect`` / ``--square-crops`` /
     ``--box-jitter``): its crops are stored cut, so training on it would silently use its
-    cut. A cache that does not record its cut (written before session 18) is refused too."""
-    if any(k not in data for k in cache_cut(cut)):
+    cut. A cache that does not record its cut (written before session 18) is refused too; one
+    that records no ``crop_min_fill`` (written before session 46) was cut without it (0)."""
+    if any(k not in data for k in cache_cut(cut) if k != "crop_min_fill"):
         raise SystemExit(f"--cache {path}: the cache does not record how its crops were cut "
                          "(written before session 18); render it again, or train only the "
                          "detector on it (--only detector)")
     have = CropCut(float(data["crop_aspect"]), bool(data["square_crops"]),
-                   float(data["box_jitter"]))
+                   float(data["box_jitter"]), float(data.get("crop_min_fill", 0.0)))
     if have != cut:  # the stored float64 values read back exactly as they were written
         raise SystemExit(f"--cache {path}: its crops were cut with {have.flags()}, not with "
                          f"{cut.flags()} as asked")
@@ -817,12 +830,13 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                 ) -> tuple[list, list, list, list, list, list, list]:
     """Render ``n`` scenes: images, heatmap and hand targets, labelled classifier crops (cut
     as ``cut`` says: the reader must read them with ``DiceConfig.crop_aspect`` =
-    ``cut.aspect``). With ``miner``, the table scenes' crops include their
-    :func:`mined_negatives` as "none", with ``pos_miner`` their :func:`mined_positives` (the
-    close-ups, one die each, have neither); mining draws nothing from ``rng``, so the scenes
-    and their other crops are the same either way. With ``edge_rate``, every scene's and
-    close-up's crops include :func:`edge_negatives` as "none", drawn from ``edge_rng`` alone
-    (the scenes and their other crops are again the same)."""
+    ``cut.aspect`` and ``DiceConfig.crop_min_fill`` = ``cut.min_fill``). With ``miner``, the
+    table scenes' crops include their :func:`mined_negatives` as "none", with ``pos_miner``
+    their :func:`mined_positives` (the close-ups, one die each, have neither); mining draws
+    nothing from ``rng``, so the scenes and their other crops are the same either way. With
+    ``edge_rate``, every scene's and close-up's crops include :func:`edge_negatives` as
+    "none", drawn from ``edge_rng`` alone (the scenes and their other crops are again the
+    same)."""
     if edge_rate > 0 and edge_rng is None:
         raise ValueError("edge_rate needs its own edge_rng")
 
@@ -847,7 +861,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
                 boxes, cls = crops_from(tile, tile_labels, rng, per_scene_neg=1, cut=cut)
                 add_edges(boxes, cls, tile_labels, tile)
                 if boxes:
-                    crops.append(crop_batch(tile, boxes, aspect=cut.aspect))
+                    crops.append(cut.crops(tile, boxes))
                     classes.extend(cls)
             continue
         boxes, cls = crops_from(image, labels, rng, cut=cut)
@@ -868,7 +882,7 @@ def render_data(n: int, rng: np.random.Generator, mix: SceneMix, cut: CropCut = 
             boxes.extend(mined)
             cls.extend(mined_cls)
         if boxes:
-            crops.append(crop_batch(image, boxes, aspect=cut.aspect))
+            crops.append(cut.crops(image, boxes))
             classes.extend(cls)
     return images, heats, sizes, masks, hands, crops, classes
 

@@ -497,6 +497,27 @@ def test_the_crop_window_undoes_the_box_shape_as_asked(aspect, ratio):
     assert width / height == pytest.approx(ratio, rel=0.08)
 
 
+@pytest.mark.parametrize("box_height, min_fill, ratio", [
+    (30, 0.0, 4 ** 0.25),  # a sliver, 120 x 30 px, at aspect 0.75: (1/4) ** 0.25 of the share
+    (30, 0.8, 1 / 0.8),  # the window narrowed so that it spans 0.8 of the share
+    (60, 0.8, 2 ** 0.25),  # 120 x 60 px already spans (1/2) ** 0.25 = 0.84: unchanged
+])
+def test_the_crop_window_keeps_a_sliver_at_the_share_asked(box_height, min_fill, ratio):
+    import cv2
+
+    from vision.dice.reader import CROP, crop_batch
+
+    image = np.zeros((200, 300, 3), np.uint8)
+    y0 = 100 - box_height // 2
+    cv2.rectangle(image, (90, y0), (209, y0 + box_height - 1), (255, 255, 255), -1)
+    crop = crop_batch(image, [[90, y0, 210, y0 + box_height]], aspect=0.75,
+                      min_fill=min_fill)[0]
+    ys, xs = np.nonzero(crop[..., 0] > 127)
+    width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
+    assert width == pytest.approx(CROP / 1.5, abs=1.5)  # the longer side keeps its context
+    assert width / height == pytest.approx(ratio, rel=0.08)
+
+
 def test_rendered_scenes_round_trip():
     results = []
     for seed in range(12):

@@ -384,13 +384,24 @@ def test_a_scene_cache_is_refused_when_its_crops_were_cut_otherwise(tmp_path) ->
              **cache_cut(CropCut(aspect=0.75)))
     with np.load(path) as data:
         check_cache_crops(path, data, CropCut(aspect=0.75))  # the cut asked for: accepted
-        with pytest.raises(SystemExit, match=r"scenes\.npz.*--crop-aspect 0\.75 --box-jitter "
-                           r"0\.1, not with --crop-aspect 0\.5 --box-jitter 0\.1 as asked"):
+        with pytest.raises(SystemExit, match=r"scenes\.npz.*--crop-aspect 0\.75 --crop-min-fill "
+                           r"0\.8 --box-jitter 0\.1, not with --crop-aspect 0\.5 "
+                           r"--crop-min-fill 0\.8 --box-jitter 0\.1 as asked"):
             check_cache_crops(path, data, CropCut(aspect=0.5))
         with pytest.raises(SystemExit, match=r"--square-crops --box-jitter 0\.1 as asked"):
             check_cache_crops(path, data, CropCut(aspect=0.75, square=True))
         with pytest.raises(SystemExit, match=r"--box-jitter 0\.2 as asked"):
             check_cache_crops(path, data, CropCut(aspect=0.75, jitter=0.2))
+        with pytest.raises(SystemExit, match=r"--crop-min-fill 0 --box-jitter 0\.1 as asked"):
+            check_cache_crops(path, data, CropCut(aspect=0.75, min_fill=0.0))
+    before = tmp_path / "before46.npz"  # written before the min_fill was recorded: none
+    recorded = cache_cut(CropCut(aspect=0.75, min_fill=0.0))
+    del recorded["crop_min_fill"]
+    np.savez(before, crops=np.zeros((1, CROP, CROP, 3), np.uint8), **recorded)
+    with np.load(before) as data:
+        check_cache_crops(before, data, CropCut(aspect=0.75, min_fill=0.0))
+        with pytest.raises(SystemExit, match=r"--crop-min-fill 0 --box-jitter 0\.1, not with"):
+            check_cache_crops(before, data, CropCut(aspect=0.75))
     old = tmp_path / "old.npz"  # written before the cut was recorded
     np.savez(old, crops=np.zeros((1, CROP, CROP, 3), np.uint8))
     with np.load(old) as data, pytest.raises(SystemExit, match=r"old\.npz.*does not record"):
