@@ -694,10 +694,11 @@ def cache_cut(cut: CropCut) -> dict[str, np.ndarray]:
 
 def check_cache_crops(path: Path, data: Mapping[str, np.ndarray], cut: CropCut) -> None:
     """Refuse (``SystemExit`` naming the file) a scene cache whose classifier crops were cut
-    otherwise than ``cut`` (the command line's ``--crop-aspect`` / ``--square-crops`` /
-    ``--box-jitter``): its crops are stored cut, so training on it would silently use its
-    cut. A cache that does not record its cut (written before session 18) is refused too; one
-    that records no ``crop_min_fill`` (written before session 46) was cut without it (0)."""
+    otherwise than ``cut`` (the command line's ``--crop-aspect`` / ``--crop-min-fill`` /
+    ``--square-crops`` / ``--box-jitter``): its crops are stored cut, so training on it would
+    silently use its cut. A cache that does not record its cut (written before session 18) is
+    refused too; one that records no ``crop_min_fill`` (written before session 46) was cut
+    without it (0)."""
     if any(k not in data for k in cache_cut(cut) if k != "crop_min_fill"):
         raise SystemExit(f"--cache {path}: the cache does not record how its crops were cut "
                          "(written before session 18); render it again, or train only the "
