@@ -232,16 +232,17 @@ def _session(path: str, role: str = "") -> object:
 
 def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
                size: int = CROP, aspect: float = DiceConfig.crop_aspect,
-               context: float = CROP_CONTEXT, min_fill: float = 0.0) -> np.ndarray:
+               context: float = CROP_CONTEXT,
+               min_fill: float = DiceConfig.crop_min_fill) -> np.ndarray:
     """Crops ``(N, size, size, 3)`` centred on each box, replicating the border where a crop
     leaves the image. The window's side along each axis is ``context`` x ``L`` x
     ``(s / L) ** aspect``, ``s`` the box's side along that axis and ``L`` its longer side:
     ``aspect`` 0 gives a square window (the face keeps the box's shape), 1 a window of the
-    box's shape (a face foreshortened or stretched in the frame is squared up again). The
-    default is the reader's (:class:`DiceConfig`), the cut the committed classifier is
-    trained on. ``min_fill`` (0: none) narrows the window along the shorter side where need
-    be so that the face spans at least that share of the crop along it of what it spans along
-    the longer side: at most ``context`` x ``s / min_fill``.
+    box's shape (a face foreshortened or stretched in the frame is squared up again).
+    ``min_fill`` (0: none) narrows the window along the shorter side where need be so that
+    the face spans at least that share of the crop along it of what it spans along the longer
+    side: at most ``context`` x ``s / min_fill``. The defaults of both are the reader's
+    (:class:`DiceConfig`): the classifier's cut.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``image``, origin top-left.
     """
@@ -576,7 +577,8 @@ def _look_again(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
     box's longer side is ``look_face`` pixels; None where no peak lies within half a face of
     the centre. Boxes ``[x0, y0, x1, y1]`` in ``image``'s pixels."""
     n = -(-config.look_window // 16) * 16  # the detector's input: a multiple of 16
-    windows = crop_batch(image, boxes, size=n, aspect=0.0, context=n / config.look_face)
+    windows = crop_batch(image, boxes, size=n, aspect=0.0, context=n / config.look_face,
+                         min_fill=0.0)
     sess = _session(config.detector_path, "look")
     out = sess.run(None, {"input": _prep(windows)})[0]  # type: ignore[attr-defined]
     found: list[np.ndarray | None] = []

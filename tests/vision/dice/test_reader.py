@@ -489,7 +489,7 @@ def test_the_crop_window_undoes_the_box_shape_as_asked(aspect, ratio):
 
     image = np.zeros((200, 300, 3), np.uint8)
     cv2.rectangle(image, (110, 90), (189, 129), (255, 255, 255), -1)  # 80 x 40 px
-    crop = crop_batch(image, [[110, 90, 190, 130]], aspect=aspect)[0]
+    crop = crop_batch(image, [[110, 90, 190, 130]], aspect=aspect, min_fill=0.0)[0]
     assert crop.shape == (CROP, CROP, 3)
     ys, xs = np.nonzero(crop[..., 0] > 127)
     width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
