@@ -439,7 +439,8 @@ class CropCut:
     aspect : ``crop_batch``'s ``aspect``; the reader must read with the same
         ``DiceConfig.crop_aspect``.
     min_fill : ``crop_batch``'s ``min_fill``, as the reader's ``DiceConfig.crop_min_fill``
-        (0 in every scene cache and classifier before session 46, the committed one's too).
+        (0 in every scene cache and classifier before session 46; the committed classifier of
+        session 46 is one cut at 0 moved a quarter of the way towards one cut at 0.8).
     square : a die's box is a square of its top face's longer side (runs 1-31, sessions
         16-17's classifiers, whose dice crops no ``aspect`` changed), not of the face's shape.
     jitter : each side of a die's box is scaled by ``exp(N(0, jitter))``, for the detector's
@@ -613,7 +614,7 @@ def main() -> None:
     parser.add_argument("--crop-min-fill", type=float, default=DiceConfig.crop_min_fill,
                         help="the classifier's crops cut with this crop_batch min_fill (default "
                         "the reader's DiceConfig.crop_min_fill, which the reading should match; "
-                        "0: as every classifier before session 46, the committed one's too)")
+                        "0: as every classifier before session 46)")
     parser.add_argument("--square-crops", action="store_true",
                         help="cut each die's crop from a square of its top face's longer side, "
                         "as runs 1-31 and sessions 16-17 did (default: a box of the face's "
