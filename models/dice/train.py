@@ -289,6 +289,9 @@ class SceneMix:
     steep_rate: float = 0.0  # scenes (not close-ups) of large dice seen by a low camera
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
     low_rate: float = 0.0  # the table scenes neither steep nor big drawn as small dice, low camera
+    # share of the table scenes' dice drawn leaning (--cocked-rate; render_scene's
+    # cocked_rate); None: render_scene's own, as before session 47
+    cocked_rate: float | None = None
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -299,9 +302,10 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
                              **mix.looks)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
+    cocked = {} if mix.cocked_rate is None else {"cocked_rate": mix.cocked_rate}
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
-                 **mix.table_looks)
+                 **mix.table_looks, **cocked)
     for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG), (mix.low_rate, LOW)):
         if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
@@ -312,12 +316,12 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
                             extras=extras, clear_rate=2 * clear,
-                            **_drawn(mix.table_looks, BIG_DIE_LOOKS))
+                            **_drawn(mix.table_looks, BIG_DIE_LOOKS), **cocked)
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=mix.small_distractor_rate,
-                        **_drawn(mix.table_looks, SMALL_DICE_LOOKS))
+                        **_drawn(mix.table_looks, SMALL_DICE_LOOKS), **cocked)
 
 
 def _scenes_drawing(name: str) -> str:
@@ -565,6 +569,10 @@ def main() -> None:
                         help="share of the scenes that are neither close-ups, steep nor big "
                         "drawn as a camera held low over 1-8 small dice (LOW: tilt 60-75, "
                         "edges 14-56 px): top faces a few pixels high over large front faces")
+    parser.add_argument("--cocked-rate", type=float, default=None,
+                        help="share of the table scenes' dice drawn leaning on an edge or "
+                        "another die (render_scene's cocked_rate; default its own, 0.06); the "
+                        "close-ups keep theirs")
     parser.add_argument("--camera-augment", action="store_true",
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "
@@ -632,7 +640,7 @@ def main() -> None:
     mix = SceneMix(tile_rate=args.tile_rate, supersample=args.supersample,
                    table_looks=rates(args, TABLE_LOOKS), looks=rates(args, CLOSEUP_LOOKS),
                    closeup_tilt=args.closeup_tilt, steep_rate=args.steep_rate,
-                   big_rate=args.big_rate, low_rate=args.low_rate)
+                   big_rate=args.big_rate, low_rate=args.low_rate, cocked_rate=args.cocked_rate)
     if args.distractor_rate is not None:
         mix = replace(mix, distractor_rate=args.distractor_rate,
                       small_distractor_rate=args.distractor_rate)

@@ -165,6 +165,28 @@ def test_the_scene_mix_passes_the_table_scenes_looks_on() -> None:
         assert set(kind) <= {name for name, _ in TABLE_LOOKS}
 
 
+def test_the_scene_mix_passes_the_cocked_rate_on() -> None:
+    """--cocked-rate reaches the table scenes: not given, the scenes are those drawn at
+    render_scene's own rate; at 0 no die leans, at 1 every die does (those leaning less than
+    about 26 degrees keep a face near level and are labelled flat, as render_scene labels
+    them); the close-ups keep their own rate."""
+    def labels(rate: float | None, tile_rate: float = 0.0) -> list[list[dict]]:
+        return [scene(np.random.default_rng(seed), SceneMix(cocked_rate=rate,
+                                                            tile_rate=tile_rate))[1]
+                for seed in range(16)]
+
+    default = inspect.signature(render_scene).parameters["cocked_rate"].default
+    drawn = [scene(np.random.default_rng(seed), SceneMix())[0] for seed in range(4)]
+    assert all(np.array_equal(a, scene(np.random.default_rng(seed),
+                                       SceneMix(cocked_rate=default))[0])
+               for seed, a in enumerate(drawn))
+    never = [lb["state"] for scene_labels in labels(0.0) for lb in scene_labels]
+    always = [lb["state"] for scene_labels in labels(1.0) for lb in scene_labels]
+    assert "cocked" not in never
+    assert always.count("cocked") > 0.4 * len(always)
+    assert labels(1.0, tile_rate=1.0) == labels(None, tile_rate=1.0)
+
+
 @pytest.mark.parametrize("tool", ["train", "validate"])
 def test_the_close_ups_looks_are_options_of_both_tools(tool: str) -> None:
     """train and validate offer a --NAME-rate for each look of CLOSEUP_LOOKS, each naming the
