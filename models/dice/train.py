@@ -443,8 +443,9 @@ class CropCut:
     aspect : ``crop_batch``'s ``aspect``; the reader must read with the same
         ``DiceConfig.crop_aspect``.
     min_fill : ``crop_batch``'s ``min_fill``, as the reader's ``DiceConfig.crop_min_fill``
-        (0 in every scene cache and classifier before session 46; the committed classifier of
-        session 46 is one cut at 0 moved a quarter of the way towards one cut at 0.8).
+        (0 in every scene cache and classifier before session 46; the committed classifiers
+        since then are one cut at 0 moved part of the way towards continuations on crops cut
+        at 0.8).
     square : a die's box is a square of its top face's longer side (runs 1-31, sessions
         16-17's classifiers, whose dice crops no ``aspect`` changed), not of the face's shape.
     jitter : each side of a die's box is scaled by ``exp(N(0, jitter))``, for the detector's
