@@ -42,7 +42,7 @@ from vision.dice.reader import (
     crop_views,
     share_inside,
 )
-from vision.render.dice import CLOSEUP_TILT, CUT_INSIDE, render_closeup, render_scene
+from vision.render.dice import CLOSEUP_TILT, COCKED_RATE, CUT_INSIDE, render_closeup, render_scene
 
 SCENE = 192
 STRETCH = (0.7, 1.4)  # photos squashed to a square by their exporter
@@ -572,8 +572,8 @@ def main() -> None:
                         "edges 14-56 px): top faces a few pixels high over large front faces")
     parser.add_argument("--cocked-rate", type=float, default=None,
                         help="share of the table scenes' dice drawn leaning on an edge or "
-                        "another die (render_scene's cocked_rate; default its own, 0.06); the "
-                        "close-ups keep theirs")
+                        f"another die (render_scene's cocked_rate; default its own, "
+                        f"{COCKED_RATE:g}); the close-ups keep theirs")
     parser.add_argument("--camera-augment", action="store_true",
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "

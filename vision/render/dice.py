@@ -31,7 +31,7 @@ import numpy as np
 
 from vision.imageio import jpeg_round_trip
 
-__all__ = ["CLOSEUP_TILT", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
+__all__ = ["CLOSEUP_TILT", "COCKED_RATE", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
            "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board", "draw_dice",
            "draw_distractors", "draw_sheet", "random_background", "random_specs", "render_closeup",
            "render_scene", "sharp_spec", "stone_background", "vivid_spec"]
@@ -41,6 +41,8 @@ __all__ = ["CLOSEUP_TILT", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KIN
 READ_INSIDE, CUT_INSIDE = 0.75, 0.4
 # render_closeup's default range of the camera tilt from vertical, degrees
 CLOSEUP_TILT = (0.0, 35.0)
+# the table scenes' default share of dice drawn leaning (render_scene's cocked_rate)
+COCKED_RATE = 0.06
 
 # name -> (body BGR range centre, pip colours that contrast with it)
 COLORS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...]]] = {
@@ -1016,7 +1018,8 @@ def _draw_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.
 
 # ----------------------------------------------------------------------------- scenes
 def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
-                 size_px: float, cocked_rate: float = 0.06, colors: Sequence[str] | None = None,
+                 size_px: float, cocked_rate: float = COCKED_RATE,
+                 colors: Sequence[str] | None = None,
                  translucent_rate: float = 0.1, clear_rate: float = 0.0,
                  place: Callable[[np.random.Generator, float], tuple[float, float]] | None = None,
                  ) -> list[DieSpec]:
@@ -1334,7 +1337,7 @@ def wide_lens(rng: np.random.Generator, width: int, height: int,
 def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 480,
                  count: tuple[int, int] = (1, 10), size_px: tuple[float, float] = (14.0, 90.0),
                  tilt_deg: tuple[float, float] = (0.0, 65.0), hand_rate: float = 0.15,
-                 colors: Sequence[str] | None = None, cocked_rate: float = 0.06,
+                 colors: Sequence[str] | None = None, cocked_rate: float = COCKED_RATE,
                  translucent_rate: float = 0.1, stretch: tuple[float, float] = (1.0, 1.0),
                  distractor_rate: float = 0.0, extras: dict[str, Any] | None = None,
                  degrade: bool = True, clear_rate: float = 0.0,

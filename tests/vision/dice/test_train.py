@@ -12,7 +12,7 @@ import pytest
 from vision.dice import DiceConfig
 from vision.dice.reader import CLASSES, CROP
 from vision.onnxmodel import onnx_session
-from vision.render.dice import render_closeup, render_scene
+from vision.render.dice import COCKED_RATE, render_closeup, render_scene
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -175,10 +175,10 @@ def test_the_scene_mix_passes_the_cocked_rate_on() -> None:
                                                             tile_rate=tile_rate))[1]
                 for seed in range(16)]
 
-    default = inspect.signature(render_scene).parameters["cocked_rate"].default
+    assert inspect.signature(render_scene).parameters["cocked_rate"].default == COCKED_RATE
     drawn = [scene(np.random.default_rng(seed), SceneMix())[0] for seed in range(4)]
     assert all(np.array_equal(a, scene(np.random.default_rng(seed),
-                                       SceneMix(cocked_rate=default))[0])
+                                       SceneMix(cocked_rate=COCKED_RATE))[0])
                for seed, a in enumerate(drawn))
     never = [lb["state"] for scene_labels in labels(0.0) for lb in scene_labels]
     always = [lb["state"] for scene_labels in labels(1.0) for lb in scene_labels]
