@@ -290,8 +290,8 @@ class SceneMix:
     big_rate: float = 0.0  # the other table scenes drawn as large dice at a moderate tilt
     low_rate: float = 0.0  # the table scenes neither steep nor big drawn as small dice, low camera
     # share of the table scenes' dice drawn leaning (--cocked-rate; render_scene's
-    # cocked_rate); None: render_scene's own, as before session 47
-    cocked_rate: float | None = None
+    # cocked_rate, whose default this is)
+    cocked_rate: float = COCKED_RATE
 
 
 def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
@@ -302,10 +302,9 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
                              **mix.looks)
     kind = (kind - mix.tile_rate) / (1.0 - mix.tile_rate)
     clear = CLEAR_RATE if mix.tile_rate > 0 else 0.0
-    cocked = {} if mix.cocked_rate is None else {"cocked_rate": mix.cocked_rate}
     table = dict(width=SCENE, height=SCENE, stretch=STRETCH, distractor_rate=mix.distractor_rate,
                  hand_rate=HAND_RATE, translucent_rate=0.15, extras=extras, clear_rate=clear,
-                 **mix.table_looks, **cocked)
+                 cocked_rate=mix.cocked_rate, **mix.table_looks)
     for rate, view in ((mix.steep_rate, STEEP), (mix.big_rate, BIG), (mix.low_rate, LOW)):
         if rate and rng.random() < rate:  # 0: nothing drawn, scenes as before
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
@@ -316,12 +315,12 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
                             extras=extras, clear_rate=2 * clear,
-                            **_drawn(mix.table_looks, BIG_DIE_LOOKS), **cocked)
+                            cocked_rate=mix.cocked_rate, **_drawn(mix.table_looks, BIG_DIE_LOOKS))
     # many small dice
     return render_scene(rng, width=SCENE, height=SCENE, count=(5, 14), size_px=(8.0, 22.0),
                         stretch=STRETCH, tilt_deg=TILT, hand_rate=HAND_RATE, extras=extras,
                         clear_rate=clear, distractor_rate=mix.small_distractor_rate,
-                        **_drawn(mix.table_looks, SMALL_DICE_LOOKS), **cocked)
+                        cocked_rate=mix.cocked_rate, **_drawn(mix.table_looks, SMALL_DICE_LOOKS))
 
 
 def _scenes_drawing(name: str) -> str:
@@ -570,10 +569,10 @@ def main() -> None:
                         help="share of the scenes that are neither close-ups, steep nor big "
                         "drawn as a camera held low over 1-8 small dice (LOW: tilt 60-75, "
                         "edges 14-56 px): top faces a few pixels high over large front faces")
-    parser.add_argument("--cocked-rate", type=float, default=None,
+    parser.add_argument("--cocked-rate", type=float, default=COCKED_RATE,
                         help="share of the table scenes' dice drawn leaning on an edge or "
-                        f"another die (render_scene's cocked_rate; default its own, "
-                        f"{COCKED_RATE:g}); the close-ups keep theirs")
+                        "another die (render_scene's cocked_rate; default its own, "
+                        "%(default)g); the close-ups keep theirs")
     parser.add_argument("--camera-augment", action="store_true",
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "

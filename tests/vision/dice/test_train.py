@@ -166,11 +166,11 @@ def test_the_scene_mix_passes_the_table_scenes_looks_on() -> None:
 
 
 def test_the_scene_mix_passes_the_cocked_rate_on() -> None:
-    """--cocked-rate reaches the table scenes: not given, the scenes are those drawn at
+    """--cocked-rate reaches the table scenes: by default, the scenes are those drawn at
     render_scene's own rate; at 0 no die leans, at 1 every die does (those leaning less than
     about 26 degrees keep a face near level and are labelled flat, as render_scene labels
     them); the close-ups keep their own rate."""
-    def labels(rate: float | None, tile_rate: float = 0.0) -> list[list[dict]]:
+    def labels(rate: float, tile_rate: float = 0.0) -> list[list[dict]]:
         return [scene(np.random.default_rng(seed), SceneMix(cocked_rate=rate,
                                                             tile_rate=tile_rate))[1]
                 for seed in range(16)]
@@ -184,7 +184,7 @@ def test_the_scene_mix_passes_the_cocked_rate_on() -> None:
     always = [lb["state"] for scene_labels in labels(1.0) for lb in scene_labels]
     assert "cocked" not in never
     assert always.count("cocked") > 0.4 * len(always)
-    assert labels(1.0, tile_rate=1.0) == labels(None, tile_rate=1.0)
+    assert labels(1.0, tile_rate=1.0) == labels(COCKED_RATE, tile_rate=1.0)
 
 
 @pytest.mark.parametrize("tool", ["train", "validate"])
