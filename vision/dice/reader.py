@@ -106,9 +106,10 @@ class DiceConfig:
         the longer side (:func:`crop_batch`'s ``min_fill``; 0: never). At ``crop_aspect``
         0.75 it touches only boxes whose sides are in a ratio under ``crop_min_fill ** 4``
         (0.41 at 0.8, a face tilted about 65 degrees or more), whose crop is otherwise mostly
-        the die's front face and the table. The committed classifier (session 46) is one
-        trained without it (CTLM) moved a quarter of the way towards its continuation on crops
-        cut so (``models/dice/train.py --crop-min-fill``). 0.8 since session 46 (rule GGGGG: 7
+        the die's front face and the table. The committed classifier (CLK2, session 47)
+        descends from one trained without it (CTLM), moved part of the way towards
+        continuations on crops cut so (``models/dice/train.py --crop-min-fill``; the model
+        card's "How the committed files were made"). 0.8 since session 46 (rule GGGGG: 7
         more dice read right, one more wrong value and one more false positive on an unseen
         rendered sample of eighteen sets, 10 of the right on the low camera's small dice;
         0 before; models/dice/HISTORY.md).
