@@ -212,14 +212,19 @@ def train_mode(model: nn.Module, frozen: bool) -> None:
         freeze_bn(model)
 
 
+LR_FROM_SCRATCH = 3e-3  # the cosine schedule's default peak learning rate from scratch
+LR_CONTINUED = 1e-3  # and when continuing a net (--init)
+
+
 def optimiser(model: nn.Module, init: Path | None, name: str, lr: float | None = None,
               ) -> tuple[torch.optim.Optimizer, float, bool]:
     """Start ``model`` from ``init`` (:func:`init_model`) in training mode, with AdamW at its
-    peak learning rate ``lr`` (default 1e-3 when continuing, 3e-3 from scratch); return the
-    optimiser, that rate, and whether the batch norms stay frozen."""
+    peak learning rate ``lr`` (default :data:`LR_CONTINUED` when continuing,
+    :data:`LR_FROM_SCRATCH` from scratch); return the optimiser, that rate, and whether the
+    batch norms stay frozen."""
     frozen = init_model(model, init, name)
     train_mode(model, frozen)
-    lr0 = lr if lr is not None else (1e-3 if init is not None else 3e-3)
+    lr0 = lr if lr is not None else (LR_CONTINUED if init is not None else LR_FROM_SCRATCH)
     return torch.optim.AdamW(model.parameters(), lr=lr0, weight_decay=1e-4), lr0, frozen
 
 
@@ -244,6 +249,11 @@ class DiceView:
     tilt: tuple[float, float]  # camera tilt from vertical, degrees
     size: tuple[float, float]  # die edge in the 192 px scene
     count: tuple[int, int]
+
+    def __str__(self) -> str:
+        """The view as the trainer's help names it: "tilt 50-75, edges 32-96 px"."""
+        return (f"tilt {self.tilt[0]:g}-{self.tilt[1]:g}, "
+                f"edges {self.size[0]:g}-{self.size[1]:g} px")
 
 
 # a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
@@ -548,8 +558,9 @@ def main() -> None:
                         help="draw the close-ups at this many times their resolution")
     parser.add_argument("--distractor-rate", type=float, default=None,
                         help="share of table scenes, of many small dice too, holding look-alikes "
-                        "that are not dice (vision.render.dice.draw_distractors); default 0.35 "
-                        "in the scenes of 1-8 dice and none among many small dice")
+                        "that are not dice (vision.render.dice.draw_distractors); default "
+                        f"{SceneMix.distractor_rate:g} in the scenes of 1-8 dice and "
+                        f"{SceneMix.small_distractor_rate:g} among many small dice")
     add_rates(parser, tuple((name, f"{what}; in {_scenes_drawing(name)}")
                             for name, what in TABLE_LOOKS),
               "share of table scenes with {what} (render_scene's {key}; default 0)")
@@ -559,16 +570,16 @@ def main() -> None:
                         "vertical, degrees (render_closeup's tilt_deg; default %(default)s)")
     parser.add_argument("--steep-rate", type=float, default=0.0,
                         help="share of the scenes that are not close-ups drawn as a camera "
-                        "held low over large dice (STEEP: tilt 50-75, edges 32-96 px): top "
-                        "faces seen as thin slivers beside large side faces")
+                        f"held low over large dice (STEEP: {STEEP}): top faces seen as thin "
+                        "slivers beside large side faces")
     parser.add_argument("--big-rate", type=float, default=0.0,
                         help="share of the scenes that are neither close-ups nor steep drawn "
-                        "as 1-4 large dice at a moderate tilt (BIG: tilt 0-45, edges 40-100 "
-                        "px), with the table scenes' look-alikes, boards and hands")
+                        f"as {BIG.count[0]}-{BIG.count[1]} large dice at a moderate tilt "
+                        f"(BIG: {BIG}), with the table scenes' look-alikes, boards and hands")
     parser.add_argument("--low-rate", type=float, default=0.0,
                         help="share of the scenes that are neither close-ups, steep nor big "
-                        "drawn as a camera held low over 1-8 small dice (LOW: tilt 60-75, "
-                        "edges 14-56 px): top faces a few pixels high over large front faces")
+                        f"drawn as a camera held low over {LOW.count[0]}-{LOW.count[1]} small "
+                        f"dice (LOW: {LOW}): top faces a few pixels high over large front faces")
     parser.add_argument("--cocked-rate", type=float, default=COCKED_RATE,
                         help="share of the table scenes' dice drawn leaning on an edge or "
                         "another die (render_scene's cocked_rate; default its own, "
@@ -633,7 +644,8 @@ def main() -> None:
     parser.add_argument("--init", help="folder to continue training from: detector.pt / "
                         "classifier.pt, else the exported dice_*.onnx (batch norms frozen)")
     parser.add_argument("--lr", type=float, default=None, help="peak learning rate of the "
-                        "cosine schedule (default 1e-3 with --init, else 3e-3); a lower one "
+                        f"cosine schedule (default {LR_CONTINUED:g} with --init, else "
+                        f"{LR_FROM_SCRATCH:g}); a lower one "
                         "for a second continuation of the same nets")
     args = parser.parse_args()
     cut = CropCut(args.crop_aspect, args.square_crops, args.box_jitter, args.crop_min_fill)
