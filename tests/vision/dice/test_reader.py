@@ -141,21 +141,21 @@ def test_a_die_found_whole_is_a_group_when_its_parts_are_surer_dice(parts, group
 
 
 def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
-    """A die whose top face is about 258 px across in a 640x480 frame (206 px in the 512 px
+    """A die whose top face is about 280 px across in a 640x480 frame (224 px in the 512 px
     work image): too large for the first pass and, at a quarter, too small for the coarse
     pass, neither of which keeps a die. Shrunk by half it is a size the detector knows: the
     middle pass finds it, alone (without the weak peaks, which since session 33 are
-    classified too), and it reads 1 at its face's box. (The scene was found by search for the
-    detector of session 44, SOUPSS; session 41's scene, [65, 1], is read by the other passes'
-    weak peaks no more. Up to session 46's classifier a weak peak of the other passes read
-    this die 1 too; since session 47's, none does.)"""
-    frame, labels = render_scene(np.random.default_rng([994, 1]), count=(1, 2),
+    classified too), and it reads 3 at its face's box. (The scene was found by search for the
+    committed nets of session 48, the SOUPM detector and the CLK2 classifier: the scenes of
+    earlier sessions, [65, 1] and [994, 1], are read by the other passes as the detectors
+    have changed.)"""
+    frame, labels = render_scene(np.random.default_rng([1117, 1]), count=(1, 2),
                                  size_px=(100.0, 220.0), tilt_deg=(0.0, 45.0))
-    assert [(lb["value"], lb["state"]) for lb in labels] == [(1, "flat")]
+    assert [(lb["value"], lb["state"]) for lb in labels] == [(3, "flat")]
     assert read_dice(frame, DiceConfig(mid_scale=0.0)).dice == ()
-    assert [d.value for d in read_dice(frame, DiceConfig(weak_threshold=math.inf)).dice] == [1]
+    assert [d.value for d in read_dice(frame, DiceConfig(weak_threshold=math.inf)).dice] == [3]
     (die,) = read_dice(frame).dice
-    assert (die.value, die.state) == (1, "flat")
+    assert (die.value, die.state) == (3, "flat")
     assert match([die.bbox], [labels[0]["bbox"]]) == [(0, 0)]
 
 
