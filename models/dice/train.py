@@ -241,6 +241,11 @@ def to_tensor(images: np.ndarray) -> torch.Tensor:
 TILT = (0.0, 75.0)  # camera tilt from vertical: up to very low phone angles
 
 
+def span(pair: tuple[float, float]) -> str:
+    """A range as the trainer's help writes it: (50.0, 75.0) -> "50-75"."""
+    return f"{pair[0]:g}-{pair[1]:g}"
+
+
 @dataclass(frozen=True)
 class DiceView:
     """A table scene of a few dice of one range of sizes seen from one range of camera
@@ -252,8 +257,7 @@ class DiceView:
 
     def __str__(self) -> str:
         """The view as the trainer's help names it: "tilt 50-75, edges 32-96 px"."""
-        return (f"tilt {self.tilt[0]:g}-{self.tilt[1]:g}, "
-                f"edges {self.size[0]:g}-{self.size[1]:g} px")
+        return f"tilt {span(self.tilt)}, edges {span(self.size)} px"
 
 
 # a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
@@ -574,11 +578,11 @@ def main() -> None:
                         "slivers beside large side faces")
     parser.add_argument("--big-rate", type=float, default=0.0,
                         help="share of the scenes that are neither close-ups nor steep drawn "
-                        f"as {BIG.count[0]}-{BIG.count[1]} large dice at a moderate tilt "
+                        f"as {span(BIG.count)} large dice at a moderate tilt "
                         f"(BIG: {BIG}), with the table scenes' look-alikes, boards and hands")
     parser.add_argument("--low-rate", type=float, default=0.0,
                         help="share of the scenes that are neither close-ups, steep nor big "
-                        f"drawn as a camera held low over {LOW.count[0]}-{LOW.count[1]} small "
+                        f"drawn as a camera held low over {span(LOW.count)} small "
                         f"dice (LOW: {LOW}): top faces a few pixels high over large front faces")
     parser.add_argument("--cocked-rate", type=float, default=COCKED_RATE,
                         help="share of the table scenes' dice drawn leaning on an edge or "
