@@ -145,10 +145,10 @@ def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
     work image): too large for the first pass and, at a quarter, too small for the coarse
     pass, neither of which keeps a die. Shrunk by half it is a size the detector knows: the
     middle pass finds it, alone (without the weak peaks, which since session 33 are
-    classified too), and it reads 3 at its face's box. (The scene was found by search for the
-    committed nets of session 48, the SOUPM detector and the CLK2 classifier: the scenes of
-    earlier sessions, [65, 1] and [994, 1], are read by the other passes as the detectors
-    have changed.)"""
+    classified too), and it reads 3 at its face's box. (The scene was found by search for
+    session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN, committed after
+    it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the other passes as
+    the detectors have changed.)"""
     frame, labels = render_scene(np.random.default_rng([1117, 1]), count=(1, 2),
                                  size_px=(100.0, 220.0), tilt_deg=(0.0, 45.0))
     assert [(lb["value"], lb["state"]) for lb in labels] == [(3, "flat")]
