@@ -146,8 +146,8 @@ def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
     pass, neither of which keeps a die. Shrunk by half it is a size the detector knows: the
     middle pass finds it, alone (without the weak peaks, which since session 33 are
     classified too), and it reads 3 at its face's box. (The scene was found by search for
-    session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN, committed after
-    it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the other passes as
+    session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN and SOUPO, committed
+    after it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the other passes as
     the detectors have changed.)"""
     frame, labels = render_scene(np.random.default_rng([1117, 1]), count=(1, 2),
                                  size_px=(100.0, 220.0), tilt_deg=(0.0, 45.0))
@@ -163,9 +163,10 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     """A close-up of a die of most of the frame: without the middle and coarse passes, which
     find it whole, the first pass peaks on two parts of its face, neither of which reads as a
     value. Looked at again, they find the whole face, read 6, and become that one die. (The
-    scene was found by search for the detector of session 40, which splits session 27's
-    scene no more; session 27's test kept the coarse pass on, as it did not find the die.)"""
-    rng = np.random.default_rng([7732, 1])
+    scene was found by search for the detector of session 49, SOUPO, whose first pass finds
+    session 40's scene as one unreadable die; session 40's scene was found for its detector
+    in place of session 27's, whose test kept the coarse pass on.)"""
+    rng = np.random.default_rng([8069, 1])
     frame, labels = render_closeup(rng, int(rng.integers(128, 321)))
     face = [lb for lb in labels if lb["state"] == "flat"]
     assert [lb["value"] for lb in face] == [6]
