@@ -260,6 +260,8 @@ class DiceView:
         return f"tilt {span(self.tilt)}, edges {span(self.size)} px"
 
 
+# the plain table scenes of a few dice, drawn when no other view is (scene)
+PLAIN = DiceView(tilt=TILT, size=(10.0, 64.0), count=(1, 8))
 # a camera held low over large dice (SceneMix.steep_rate): top faces seen as thin slivers
 STEEP = DiceView(tilt=(50.0, 75.0), size=(32.0, 96.0), count=(1, 5))
 # a camera above large dice at a moderate angle (SceneMix.big_rate), as a webcam over a table
@@ -276,9 +278,9 @@ CLEAR_RATE = 0.1  # casino-style see-through dice among the others (scenes with 
 
 # render_scene's looks of the table scenes, each a --NAME-rate option (render_scene's
 # NAME_rate): validate's, but for the look-alikes, which SceneMix sets apart (distractor_rate,
-# whose default is not 0). The scenes of 1-8 dice and of large dice draw them all, the scenes
-# of many small dice all but the desk clutter (SMALL_DICE_LOOKS), a crop of one big die only
-# the lens (BIG_DIE_LOOKS)
+# whose default is not 0). The plain scenes (PLAIN) and those of large dice draw them all, the
+# scenes of many small dice all but the desk clutter (SMALL_DICE_LOOKS), a crop of one big die
+# only the lens (BIG_DIE_LOOKS)
 TABLE_LOOKS = tuple(look for look in SCENE_LOOKS if look[0] != "distractor")
 SMALL_DICE_LOOKS = ("stone", "board", "board-dice", "wide", "sheet")
 BIG_DIE_LOOKS = ("wide",)
@@ -324,7 +326,8 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
             return render_scene(rng, count=view.count, size_px=view.size, tilt_deg=view.tilt,
                                 **table)
     if kind >= 0.25:
-        return render_scene(rng, count=(1, 8), size_px=(10.0, 64.0), tilt_deg=TILT, **table)
+        return render_scene(rng, count=PLAIN.count, size_px=PLAIN.size, tilt_deg=PLAIN.tilt,
+                            **table)
     if kind < 0.12:  # a crop of one big die, like a detector's close-up
         return render_scene(rng, width=SCENE, height=SCENE, count=(1, 3),
                             size_px=(55.0, 110.0), stretch=STRETCH, translucent_rate=0.25,
@@ -339,7 +342,7 @@ def scene(rng: np.random.Generator, mix: SceneMix, extras: dict | None = None,
 
 def _scenes_drawing(name: str) -> str:
     """Which kinds of table scene draw the look ``name`` of TABLE_LOOKS (:func:`scene`)."""
-    kinds = ["the scenes of 1-8 dice", "of large dice"]
+    kinds = [f"the scenes of {span(PLAIN.count)} dice", "of large dice"]
     kinds += ["of many small dice"] if name in SMALL_DICE_LOOKS else []
     kinds += ["crops of one big die"] if name in BIG_DIE_LOOKS else []
     return ", ".join(kinds)
@@ -563,8 +566,8 @@ def main() -> None:
     parser.add_argument("--distractor-rate", type=float, default=None,
                         help="share of table scenes, of many small dice too, holding look-alikes "
                         "that are not dice (vision.render.dice.draw_distractors); default "
-                        f"{SceneMix.distractor_rate:g} in the scenes of 1-8 dice and "
-                        f"{SceneMix.small_distractor_rate:g} among many small dice")
+                        f"{SceneMix.distractor_rate:g} in the scenes of {span(PLAIN.count)} dice "
+                        f"and {SceneMix.small_distractor_rate:g} among many small dice")
     add_rates(parser, tuple((name, f"{what}; in {_scenes_drawing(name)}")
                             for name, what in TABLE_LOOKS),
               "share of table scenes with {what} (render_scene's {key}; default 0)")
