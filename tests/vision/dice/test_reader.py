@@ -139,9 +139,9 @@ def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
     pass, neither of which keeps a die. Shrunk by half it is a size the detector knows: the
     middle pass finds it, alone (without the weak peaks, which since session 33 are
     classified too), and it reads 3 at its face's box. (The scene was found by search for
-    session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN and SOUPO, committed
-    after it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the other passes as
-    the detectors have changed.)"""
+    session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN, SOUPO and SOUPQ,
+    committed after it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the
+    other passes as the detectors have changed.)"""
     assert pinned.middle_pass([1117, 1]) == (3,)
 
 
@@ -149,9 +149,10 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     """A close-up of a die of most of the frame: without the middle and coarse passes, which
     find it whole, the first pass peaks on two parts of its face, neither of which reads as a
     value. Looked at again, they find the whole face, read 6, and become that one die. (The
-    scene was found by search for the detector of session 49, SOUPO, whose first pass finds
-    session 40's scene as one unreadable die; session 40's scene was found for its detector
-    in place of session 27's, whose test kept the coarse pass on.)"""
+    scene was found by search for the detector of session 49, SOUPO, and holds for SOUPQ,
+    committed after it; SOUPO's first pass finds session 40's scene as one unreadable die;
+    session 40's scene was found for its detector in place of session 27's, whose test kept the
+    coarse pass on.)"""
     assert pinned.split_closeup([8069, 1]) == (6,)
 
 
