@@ -8,9 +8,9 @@ classifier rejects at its first crop. Which rendered scene does that depends on 
 nets, so a new net can leave such a test without its scene although the reader is sound. Each
 claim is a function here that draws the scene of a seed and checks the whole claim: it returns
 the values of the dice the claim is about, or raises :class:`ClaimFails` saying which part does
-not hold. The test calls it with its pinned seed; when a net changes and the test loses its
-scene, this command searches the seeds ``[s, stream]`` for ``s`` from ``--start`` and prints
-those where the claim holds, with those values, for the test to pin instead. A development
+not hold. The test calls it with its pinned seed (:data:`PINNED`); when a net changes and the
+test loses its scene, this command searches the seeds ``[s, stream]`` for ``s`` from
+``--start`` and prints those where the claim holds, with those values, to pin instead. A development
 tool: it is not part of the command line. ``CLAIM`` is one of :data:`CLAIMS`' names.
 """
 
@@ -29,7 +29,7 @@ from vision.dice.evaluate import match, score_image
 from vision.readings import DiceReading, Die
 from vision.render.dice import render_closeup, render_scene
 
-__all__ = ["CLAIMS", "ClaimFails", "coarse_parts", "main", "middle_pass", "parts_dropped",
+__all__ = ["CLAIMS", "PINNED", "ClaimFails", "coarse_parts", "main", "middle_pass", "parts_dropped",
            "rejected_crop", "search", "sheet_group", "split_closeup", "weak_peak"]
 
 Seed = int | Sequence[int]
@@ -66,10 +66,10 @@ def _closeup(seed: Seed) -> tuple[np.ndarray, dict]:
 
 
 def coarse_parts(seed: Seed) -> Values:
-    """A close-up whose die the coarse pass finds whole (without the middle pass, which is
-    younger than this claim's test), read with its value alone: the first pass's peaks on its
-    large pips lie inside it and are dropped as its parts (with ``coarse_part_share`` above 1
-    they are kept beside it)."""
+    """A close-up read as its one die, with its value, with the coarse pass at a quarter from
+    96 px: the first pass's peaks on its large pips lie inside the die the coarser passes find
+    whole and are dropped as its parts (with ``coarse_part_share`` above 1, some are kept
+    beside it)."""
     frame, face = _closeup(seed)
     config = DiceConfig(coarse_scale=0.25, coarse_min_side=96.0)
     _need([d.value for d in read_dice(frame, config).dice] == [face["value"]],
@@ -209,6 +209,15 @@ def weak_peak(seed: Seed) -> Values:
     return _one_more(frame, labels, config, DiceConfig(weak_threshold=math.inf),
                      DiceConfig(weak_value=1.01), "the weak peak")
 
+
+# The scene each reader test pins, by claim: its seed and the values its claim returns there.
+# When a net change loses one, the search below finds another to put here.
+PINNED: dict[str, tuple[tuple[int, int], Values]] = {
+    "coarse-parts": ((4291, 28), (2,)), "sheet-group": ((7957, 63), (1, 2, 4, 6, 6)),
+    "middle-pass": ((1117, 1), (3,)), "split-closeup": ((8069, 1), (6,)),
+    "parts-dropped": ((5552, 1), (3,)), "rejected-crop": ((194, 1), (1,)),
+    "weak-peak": ((165, 3), (3,)),
+}
 
 CLAIMS: dict[str, Callable[[Seed], Values]] = {
     "coarse-parts": coarse_parts, "sheet-group": sheet_group, "middle-pass": middle_pass,

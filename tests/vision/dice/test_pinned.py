@@ -4,19 +4,20 @@ search finds the pinned seeds and only seeds where the claim holds."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from models.dice import pinned
 
-# (claim, pinned seed, the values the reader tests expect): test_reader.py's scenes
-PINNED = [("coarse-parts", [4291, 28], (2,)), ("sheet-group", [7957, 63], (1, 2, 4, 6, 6)),
-          ("middle-pass", [1117, 1], (3,)), ("split-closeup", [8069, 1], (6,)),
-          ("parts-dropped", [5552, 1], (3,)), ("rejected-crop", [194, 1], (1,)),
-          ("weak-peak", [165, 3], (3,))]
+PINNED = [(name, list(seed), values) for name, (seed, values) in pinned.PINNED.items()]
 
 
-def test_every_claim_has_a_pinned_scene_in_the_reader_tests():
-    assert sorted(name for name, _, _ in PINNED) == sorted(pinned.CLAIMS)
+def test_every_claim_has_a_pinned_scene_that_a_reader_test_checks():
+    assert list(pinned.PINNED) == list(pinned.CLAIMS)
+    reader_tests = (Path(__file__).parent / "test_reader.py").read_text()
+    assert sorted(re.findall(r'_holds\("([a-z-]+)"\)', reader_tests)) == sorted(pinned.CLAIMS)
 
 
 @pytest.mark.parametrize(("name", "seed", "reason"), [
@@ -77,7 +78,6 @@ def test_bad_arguments_exit_2(argv, capsys):
 def test_it_runs_as_a_module():
     import subprocess
     import sys
-    from pathlib import Path
 
     done = subprocess.run([sys.executable, "-m", "models.dice.pinned", "split-closeup",
                            "--start", "8069", "--count", "1"], capture_output=True, text=True,

@@ -92,15 +92,21 @@ def test_the_coarse_pass_adds_only_large_boxes():
     assert np.array_equal(plain, both) and np.array_equal(plain_scores, both_scores)
 
 
-# The tests below that call `pinned.<claim>(seed)` pin a rendered scene for a claim that only
-# some scenes show: models/dice/pinned.py draws the scene and checks all of the claim. When a net
-# change loses a scene, `python -m models.dice.pinned CLAIM --start N` searches for another.
+# The tests below that call `_holds(claim)` check a claim that only some rendered scenes show:
+# models/dice/pinned.py draws the scene the test pins (`pinned.PINNED`) and checks all of the
+# claim. When a net change loses a scene, `python -m models.dice.pinned CLAIM --start N` searches
+# for another to pin.
+
+
+def _holds(claim: str) -> None:
+    seed, values = pinned.PINNED[claim]
+    assert pinned.CLAIMS[claim](seed) == values
 
 
 def test_the_parts_of_a_large_die_are_not_read_as_dice_of_their_own():
     """A close-up of a die of 2/3 of the frame: the first pass also peaks on its big pips and
     reads them as small dice; each lies inside the die the coarse pass found, and is dropped."""
-    assert pinned.coarse_parts([4291, 28]) == (2,)
+    _holds("coarse-parts")
 
 
 def test_a_group_of_dice_seen_as_one_large_die_keeps_its_dice():
@@ -108,7 +114,7 @@ def test_a_group_of_dice_seen_as_one_large_die_keeps_its_dice():
     for one large die and reads it weakly; without ``group_parts`` its five dice are dropped
     as that die's parts. They are each read more surely than it, so it is a group: dropped,
     and its dice kept (by default, and at two surer parts)."""
-    assert pinned.sheet_group([7957, 63]) == (1, 2, 4, 6, 6)
+    _holds("sheet-group")
 
 
 def _die(value, box, confidence):
@@ -142,7 +148,7 @@ def test_the_middle_pass_finds_a_die_between_the_other_passes_sizes():
     session 48's SOUPM detector with the CLK2 classifier, and holds for SOUPN, SOUPO and SOUPQ,
     committed after it: the scenes of earlier sessions, [65, 1] and [994, 1], are read by the
     other passes as the detectors have changed.)"""
-    assert pinned.middle_pass([1117, 1]) == (3,)
+    _holds("middle-pass")
 
 
 def test_a_second_look_reads_the_die_its_parts_could_not():
@@ -153,7 +159,7 @@ def test_a_second_look_reads_the_die_its_parts_could_not():
     committed after it; SOUPO's first pass finds session 40's scene as one unreadable die;
     session 40's scene was found for its detector in place of session 27's, whose test kept the
     coarse pass on.)"""
-    assert pinned.split_closeup([8069, 1]) == (6,)
+    _holds("split-closeup")
 
 
 def test_a_die_the_second_look_finds_whole_drops_its_parts():
@@ -163,7 +169,7 @@ def test_a_die_the_second_look_finds_whole_drops_its_parts():
     die it finds whole (``coarse_part_share``). (The middle pass, since session 32, finds
     this die whole at once: it is off here too. The scene was found by search for the
     classifier of session 37, whose first look no longer splits session 27's scene so.)"""
-    assert pinned.parts_dropped([5552, 1]) == (3,)
+    _holds("parts-dropped")
 
 
 def test_a_second_look_reads_a_die_the_classifier_rejected():
@@ -175,7 +181,7 @@ def test_a_second_look_reads_a_die_the_classifier_rejected():
     crop. Read in eight views (``rotations`` 8, session 45) the 1's first crop is kept, so
     the claim reads in four: what it checks, the look at a rejected crop, does not depend on
     the views.)"""
-    assert pinned.rejected_crop([194, 1]) == (1,)
+    _holds("rejected-crop")
 
 
 def test_a_weak_peak_is_kept_when_the_classifier_reads_it_surely():
@@ -184,7 +190,7 @@ def test_a_weak_peak_is_kept_when_the_classifier_reads_it_surely():
     die is lost. Given to the classifier as a weak peak it reads 3 at 0.96 and is kept, and
     nothing else changes. A weak peak is kept only with a sure value: with ``weak_value``
     above 1, it is lost again."""
-    assert pinned.weak_peak([165, 3]) == (3,)
+    _holds("weak-peak")
 
 def test_a_stronger_peak_keeps_what_a_weaker_one_with_the_same_reading_keeps():
     """The weak rule is monotone in the detector's score: a peak of 0.36 reading 3 at 0.93
