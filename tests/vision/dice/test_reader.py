@@ -192,6 +192,7 @@ def test_a_weak_peak_is_kept_when_the_classifier_reads_it_surely():
     above 1, it is lost again."""
     _holds("weak-peak")
 
+
 def test_a_stronger_peak_keeps_what_a_weaker_one_with_the_same_reading_keeps():
     """The weak rule is monotone in the detector's score: a peak of 0.36 reading 3 at 0.93
     ("none" 0.07) is kept as a peak of 0.27 with that reading is, although 0.36 x 0.93 is
