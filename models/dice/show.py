@@ -6,23 +6,28 @@
 
 Green: labelled dice (value); red: readings (value or state), yellow: readings matched to no
 label. Writes one PNG per image that is not read exactly (``--all``: every image), and prints
-one line per such image. With ``--sheet``, writes instead one contact sheet ``OUT/sheet.jpg``
-of the failures die by die (a labelled die missed, read null or read wrong, and a reading
-matched to no label), each tile the die's surroundings captioned "true -> read" ("- -> 3" for
-a false positive), in the order of the labels file. With ``--candidates`` each failure's tile is
-followed by what the classifier made of it: up to three of the detector's candidates whose box
-centre lies in the failure's box (the labelled die's, or the false positive's), strongest
-first, each as its classifier crop (:func:`vision.dice.reader.classify`, before any second
-look) captioned with the detector score, the "not a die" probability and the best class past
-it with its probability (".81 n.12 5 .83"; "ck" cocked, "ur" unreadable); the sheet then holds
-two failures a row. A development tool: it is not part of the command line.
+one line per such image. With ``--sheet``, writes instead one contact sheet ``OUT/NAME.jpg``
+(NAME: the folder's name) of the failures die by die (a labelled die missed, read null or read
+wrong, and a reading matched to no label), each tile the die's surroundings captioned "true ->
+read" ("- -> 3" for a false positive), in the order of the labels file, and beside it
+``OUT/NAME.txt``, one line per tile: the image's name and the caption. With ``--candidates``
+each failure's tile is followed by what the classifier made of it: up to three of the
+detector's candidates whose box centre lies in the failure's box (the labelled die's, or the
+false positive's), strongest first, each as its classifier crop
+(:func:`vision.dice.reader.classify`, before any second look) captioned with the detector
+score, the "not a die" probability and the best class past it with its probability (".81 n.12
+5 .83"; "ck" cocked, "ur" unreadable); the sheet then holds two failures a row. The sheets of
+the committed reader on the real photos are in ``docs/dice-failures/``. A development tool:
+it is not part of the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -46,10 +51,13 @@ def main() -> None:
     folder, out = Path(args.folder), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.sheet:
-        tiles = failure_tiles(folder, args.limit, args.candidates)
-        cv2.imwrite(str(out / "sheet.jpg"), contact_sheet(tiles), [cv2.IMWRITE_JPEG_QUALITY, 88])
+        captions: list[str] = []
+        tiles = failure_tiles(folder, args.limit, args.candidates, captions)
+        sheet = out / f"{folder.resolve().name}.jpg"
+        cv2.imwrite(str(sheet), contact_sheet(tiles), [cv2.IMWRITE_JPEG_QUALITY, 88])
+        sheet.with_suffix(".txt").write_text("".join(f"{line}\n" for line in captions))
         failures = len(tiles) // (1 + CANDIDATES) if args.candidates else len(tiles)
-        print(f"{failures} failures on {out / 'sheet.jpg'}")
+        print(f"{failures} failures on {sheet}")
         return
     written = 0
     for entry in json.loads((folder / "labels.json").read_text()):
@@ -76,6 +84,14 @@ def main() -> None:
         written += 1
         if written >= args.limit:
             break
+
+
+class Failures(NamedTuple):
+    """One image's failures: its name in the labels file, the image, and each failure's box
+    (the labelled die's, or the false positive's) with its caption."""
+    name: str
+    image: np.ndarray
+    found: list[tuple[list[float] | tuple[float, ...], str]]
 
 
 TILE = 112  # contact-sheet tile side in pixels, caption included
@@ -119,29 +135,42 @@ def _candidate_tiles(box: list[float] | tuple[float, ...], boxes: np.ndarray, sc
     return tiles + [blank] * (CANDIDATES - len(tiles))
 
 
-def failure_tiles(folder: Path, limit: int, with_candidates: bool = False) -> list[np.ndarray]:
-    """One tile per failure (see the module's docstring), at most ``limit`` failures; with
-    ``with_candidates`` each followed by its ``CANDIDATES`` candidate tiles."""
-    config = DiceConfig()
-    groups: list[list[np.ndarray]] = []
+def failures(folder: Path, config: DiceConfig) -> Iterator[Failures]:
+    """The failures of each image of ``folder`` that has any (see the module's docstring), in
+    the order of its labels file."""
     for entry in json.loads((folder / "labels.json").read_text()):
         image = read_image(folder / entry["image"])
         reading = read_dice(image, config)
         result = score_image(entry["image"], reading, entry["dice"])
-        failures = [(lb["bbox"], f"{true} -> {'null' if read is None else read}")
-                    for (true, read), lb in zip(result.pairs, entry["dice"], strict=True)
-                    if read != true]
-        failures += [(reading.dice[i].bbox,
-                      f"- -> {reading.dice[i].value or reading.dice[i].state[:6]}")
-                     for i in result.unmatched]
-        if with_candidates and failures:
+        found = [(lb["bbox"], f"{true} -> {'null' if read is None else read}")
+                 for (true, read), lb in zip(result.pairs, entry["dice"], strict=True)
+                 if read != true]
+        found += [(reading.dice[i].bbox,
+                   f"- -> {reading.dice[i].value or reading.dice[i].state[:6]}")
+                  for i in result.unmatched]
+        if found:
+            yield Failures(entry["image"], image, found)
+
+
+def failure_tiles(folder: Path, limit: int, with_candidates: bool = False,
+                  captions: list[str] | None = None) -> list[np.ndarray]:
+    """One tile per failure (see the module's docstring), at most ``limit`` failures; with
+    ``with_candidates`` each followed by its ``CANDIDATES`` candidate tiles. ``captions``, if
+    given, receives one line per failure: its image's name and its caption."""
+    config = DiceConfig()
+    groups: list[list[np.ndarray]] = []
+    for image_failures in failures(folder, config):
+        image = image_failures.image
+        if with_candidates:
             boxes, scores, _ = candidates(image, config)
             crops, probs, _ = classify(image, boxes, config)
-        for box, caption in failures:
+        for box, caption in image_failures.found:
             group = [_tile(image, box, caption)]
             if with_candidates:
                 group += _candidate_tiles(box, boxes, scores, crops, probs)
             groups.append(group)
+            if captions is not None and len(groups) <= limit:
+                captions.append(f"{image_failures.name}: {caption}")
         if len(groups) >= limit:
             break
     return [tile for group in groups[:limit] for tile in group]

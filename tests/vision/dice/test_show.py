@@ -50,5 +50,14 @@ def test_each_failure_comes_with_the_candidates_the_classifier_read(tmp_path, mo
                                       "--candidates"])
     show.main()
     assert "2 failures on" in capsys.readouterr().out
-    sheet = cv2.imread(str(tmp_path / "out" / "sheet.jpg"))
+    sheet = cv2.imread(str(tmp_path / "out" / f"{tmp_path.name}.jpg"))
     assert sheet.shape == (show.TILE, 2 * (1 + show.CANDIDATES) * show.TILE, 3)
+    captions = (tmp_path / "out" / f"{tmp_path.name}.txt").read_text().splitlines()
+    assert len(captions) == 2 and all(line.startswith("a.png: ") for line in captions)
+
+
+def test_the_limit_cuts_the_tiles_and_their_captions(tmp_path):
+    _folder(tmp_path, 1)
+    captions: list[str] = []
+    assert len(show.failure_tiles(tmp_path, 1, captions=captions)) == 1
+    assert len(captions) == 1 and " -> " in captions[0]
