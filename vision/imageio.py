@@ -6,6 +6,8 @@ Convention: images are OpenCV arrays, BGR, ``uint8``, shape ``(H, W, 3)``; point
 
 from __future__ import annotations
 
+import re
+import zlib
 from pathlib import Path
 
 import cv2
@@ -57,25 +59,99 @@ def as_bgr(image: np.ndarray, *, name: str = "image") -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
-def _is_truncated(data: bytes) -> bool:
-    """True for a JPEG without its end-of-image marker or a PNG without its IEND chunk.
+_PNG = b"\x89PNG\r\n\x1a\n"
+# a JPEG marker inside entropy-coded data: 0xFF (fill bytes too) then a code that is not a
+# stuffed zero, a restart marker (D0-D7) or another fill byte
+_JPEG_MARKER = re.compile(rb"\xff+[^\x00\xd0-\xd7\xff]")
 
-    OpenCV decodes such files with a grey tail and only a warning on stderr, so we check.
-    """
-    if data[:2] == b"\xff\xd8":
-        return b"\xff\xd9" not in data[-1024:]
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return b"IEND" not in data[-64:]
-    return False
+
+def _jpeg_problem(data: bytes) -> str | None:
+    """What is wrong with a JPEG's marker structure, or None: its segments are walked from
+    the start-of-image marker to the main image's end-of-image marker (anything after it, such
+    as a phone's trailer or a motion photo, is not looked at; a thumbnail inside a segment is
+    skipped with it). OpenCV decodes a cut file with a grey tail and only a warning on stderr,
+    so this is checked first."""
+    i, n = 2, len(data)
+    while True:
+        if i >= n:
+            return "truncated image file (it ends before its end-of-image marker)"
+        if data[i] != 0xFF:
+            return f"corrupt JPEG: no marker at byte {i}"
+        while i < n and data[i] == 0xFF:  # fill bytes
+            i += 1
+        if i >= n:
+            return "truncated image file (it ends before its end-of-image marker)"
+        code, i = data[i], i + 1
+        if code == 0xD9:  # end of image
+            return None
+        if code == 0x01 or 0xD0 <= code <= 0xD7:  # markers without a segment
+            continue
+        if i + 2 > n:
+            return "truncated image file (it ends inside a segment's header)"
+        length = int.from_bytes(data[i:i + 2], "big")
+        if length < 2:
+            return f"corrupt JPEG: segment at byte {i - 2} has length {length}"
+        if i + length > n:
+            return f"truncated image file (its segment at byte {i - 2} runs past the end)"
+        i += length
+        if code == 0xDA:  # start of scan: entropy-coded data up to the next marker
+            found = _JPEG_MARKER.search(data, i)
+            if found is None:
+                return "truncated image file (it ends inside the image data)"
+            i = found.end() - 2
+
+
+def _png_problem(data: bytes) -> str | None:
+    """What is wrong with a PNG's chunks, or None: each chunk's length and checksum, a
+    non-zero size in its header chunk, and its end chunk (anything after it is not looked
+    at). libpng prints its own complaints about such files on stderr, so this is checked
+    first."""
+    i, n = len(_PNG), len(data)
+    while True:
+        if i + 8 > n:
+            return "truncated image file (it ends before its IEND chunk)"
+        length = int.from_bytes(data[i:i + 4], "big")
+        kind = data[i + 4:i + 8]
+        end = i + 12 + length
+        label = kind.decode("latin-1")
+        if end > n:
+            return f"truncated image file (its {label} chunk at byte {i} runs past the end)"
+        if zlib.crc32(data[i + 4:end - 4]) != int.from_bytes(data[end - 4:end], "big"):
+            return f"corrupt PNG: its {label} chunk at byte {i} fails its checksum"
+        if i == len(_PNG):
+            if kind != b"IHDR" or length < 8:
+                return "corrupt PNG: it does not begin with its header chunk"
+            width, height = (int.from_bytes(data[i + k:i + k + 4], "big") for k in (8, 12))
+            if width == 0 or height == 0:
+                return f"zero-size image ({width}x{height})"
+        if kind == b"IEND":
+            return None
+        i = end
+
+
+def _opencv_reason(exc: cv2.error) -> str:
+    """What an OpenCV error says failed, on one line (its message holds the source file and
+    line too)."""
+    reason = " ".join(str(exc).split()).split(" error: ", 1)[-1]
+    if "CV_IO_MAX_IMAGE" in reason:
+        return f"its header gives a size larger than OpenCV decodes ({reason})"
+    return reason
 
 
 def decode_image(data: bytes, *, name: str = "image") -> np.ndarray:
-    """Decode encoded image bytes (JPEG, PNG, ...) to BGR ``uint8``; raise :class:`InvalidImage`."""
+    """Decode encoded image bytes (JPEG, PNG, ...) to BGR ``uint8``; raise :class:`InvalidImage`
+    with one line naming what is wrong (empty, cut short, a broken structure, a zero or too
+    large size, or not an image at all)."""
     if not data:
         raise InvalidImage(f"{name}: empty file")
-    if _is_truncated(data):
-        raise InvalidImage(f"{name}: truncated image file (its end marker is missing)")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    problem = (_jpeg_problem(data) if data[:2] == b"\xff\xd8"
+               else _png_problem(data) if data[:8] == _PNG else None)
+    if problem is not None:
+        raise InvalidImage(f"{name}: {problem}")
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # a header OpenCV refuses, such as a size over its limit
+        raise InvalidImage(f"{name}: cannot be decoded: {_opencv_reason(exc)}") from None
     if image is None:
         raise InvalidImage(f"{name}: not an image, or a corrupt or truncated one")
     return as_bgr(image, name=name)

@@ -77,3 +77,85 @@ def test_missing_file_and_folder(tmp_path):
         read_image(tmp_path / "nope.png")
     with pytest.raises(InvalidImage, match="directory"):
         read_image(tmp_path)
+
+
+def _chunk(kind: bytes, payload: bytes) -> bytes:
+    import zlib
+
+    return (len(payload).to_bytes(4, "big") + kind + payload
+            + zlib.crc32(kind + payload).to_bytes(4, "big"))
+
+
+def _png_of_size(width: int, height: int) -> bytes:
+    """A PNG whose header chunk gives ``width`` x ``height`` (8-bit RGB), with a tiny image
+    data chunk: well formed chunk by chunk."""
+    import zlib
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(b"\x00" * 4)) + _chunk(b"IEND", b""))
+
+
+def test_a_zero_size_png_is_named_so_and_nothing_reaches_stderr(capfd):
+    with pytest.raises(InvalidImage, match=r"zero-size image \(0x0\)"):
+        decode_image(_png_of_size(0, 0), name="zero.png")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("data", [
+    _png_of_size(100_000, 100_000),
+    # a BMP header of 100000 x 100000 pixels, 24 bits
+    (b"BM" + (54).to_bytes(4, "little") + bytes(4) + (54).to_bytes(4, "little")
+     + (40).to_bytes(4, "little") + (100_000).to_bytes(4, "little")
+     + (100_000).to_bytes(4, "little") + (1).to_bytes(2, "little") + (24).to_bytes(2, "little")
+     + bytes(24)),
+], ids=["png", "bmp"])
+def test_a_header_too_large_to_decode_is_refused_in_one_line(data):
+    with pytest.raises(InvalidImage, match="larger than OpenCV decodes") as info:
+        decode_image(data, name="huge")
+    assert "\n" not in str(info.value)
+
+
+def test_a_png_cut_and_closed_again_is_refused_before_libpng_sees_it(capfd):
+    data = _png(np.random.default_rng(2).integers(0, 255, (64, 64, 3), np.uint8))
+    cut = data[: len(data) // 2] + _chunk(b"IEND", b"")
+    with pytest.raises(InvalidImage, match=r"truncated|corrupt"):
+        decode_image(cut, name="cut.png")
+    flipped = bytearray(data)
+    flipped[60] ^= 0xFF  # inside the image data: its checksum no longer holds
+    with pytest.raises(InvalidImage, match="fails its checksum"):
+        decode_image(bytes(flipped), name="flipped.png")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("encode", [_jpg, _png])
+def test_bytes_after_the_end_marker_are_ignored(encode):
+    # phones append data after a JPEG's end (a trailer, a motion photo's video)
+    image = np.random.default_rng(3).integers(0, 255, (48, 64, 3), np.uint8)
+    data = encode(image)
+    trailer = bytes(np.random.default_rng(4).integers(0, 256, 5000, dtype=np.uint8))
+    assert np.array_equal(decode_image(data + trailer), decode_image(data))
+
+
+@pytest.mark.parametrize("params", [
+    [cv2.IMWRITE_JPEG_PROGRESSIVE, 1],
+    [cv2.IMWRITE_JPEG_RST_INTERVAL, 1],
+    [cv2.IMWRITE_JPEG_OPTIMIZE, 1],
+], ids=["progressive", "restart-markers", "optimized"])
+def test_every_kind_of_jpeg_decodes(params):
+    image = np.random.default_rng(5).integers(0, 255, (40, 56, 3), np.uint8)
+    ok, buf = cv2.imencode(".jpg", image, params)
+    assert ok
+    assert decode_image(buf.tobytes()).shape == (40, 56, 3)
+
+
+def test_a_cut_jpeg_with_a_thumbnail_is_still_truncated():
+    # The thumbnail in an APP1 segment has its own end-of-image marker: only the main
+    # image's counts.
+    small = _jpg(np.full((8, 8, 3), 90, np.uint8))
+    big = _jpg(np.random.default_rng(6).integers(0, 255, (64, 64, 3), np.uint8))
+    app1 = b"\xff\xe1" + (len(small) + 2).to_bytes(2, "big") + small
+    whole = big[:2] + app1 + big[2:]
+    assert decode_image(whole).shape == (64, 64, 3)
+    with pytest.raises(InvalidImage, match="truncated"):
+        decode_image(whole[: len(whole) - 300], name="cut.jpg")

@@ -78,11 +78,20 @@ def _truncated(tmp_path):
     return path
 
 
+def _zero_size(tmp_path):
+    from tests.vision.test_imageio import _png_of_size
+
+    path = tmp_path / "zero.png"
+    path.write_bytes(_png_of_size(0, 0))
+    return path
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (lambda d: (d / "notes.jpg").write_text("hello") and d / "notes.jpg", "not an image"),
     (lambda d: (d / "empty.png").write_bytes(b"") or d / "empty.png", "empty"),
     (_truncated, "truncated"),
     (lambda d: d / "missing.jpg", "no such file"),
+    (_zero_size, "zero-size"),
 ])
 def test_bad_images_exit_2_with_one_line(tmp_path, capsys, make, message):
     path = make(tmp_path)
