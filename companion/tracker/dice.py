@@ -15,9 +15,11 @@ Per-die states (:attr:`TrackedDie.state`), as smart dice show them:
 
 - ``"rolling"``: the die moved in the last frames, or its readings have not agreed yet;
 - ``"settled"``: still for ``vote_frames`` frames and one reading has at least ``vote_share`` of
-  those frames (or still for ``undecided_frames`` without agreement: settled as ``unreadable``,
-  value ``None``: the tracker never guesses);
+  those frames (or still for ``undecided_frames`` frames since its readings last agreed, or
+  since it came to rest: settled as ``unreadable``, value ``None``: the tracker never
+  guesses);
 - ``"handling"``: a hand is in view (``hand=True``), or the die vanished from view (picked up);
+  a roll that lay still under a hand through ``hand_still_frames`` is reported all the same;
 - ``"nudged"``: a settled, reported die now shows another face without having been rolled.
 
 Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view (or every
@@ -79,7 +81,9 @@ class DiceTrackerConfig:
     vote_share : float
         Share of those frames one reading (a value, or cocked / unreadable) must reach.
     undecided_frames : int
-        A die still this long whose readings never agree settles as ``unreadable`` (no guess).
+        A still die whose readings have not agreed for this many frames (since it came to
+        rest, or since they last agreed: a die turned in place after a long rest is voted
+        afresh, not called unreadable) settles as ``unreadable`` (no guess).
     still_tolerance : float
         Largest centre movement (die sizes) from where it came to rest for a die to be still.
     match_distance : float
@@ -205,6 +209,7 @@ class _Track:
     color_votes: deque[str]
     anchor: tuple[float, float]
     still: int = 1
+    agreed: int = 0  # the value of ``still`` when its vote last agreed (0: not since at rest)
     # since it came to rest: each frame's reading with the reader's confidence in it
     keys: deque[tuple[_Key, float]] = field(default_factory=deque)
     missed: int = 0
@@ -293,8 +298,8 @@ class DiceTracker:
         out = []
         for tr in sorted(self._tracks, key=lambda tr: (tr.center, tr.id)):
             key = self._settled(tr)
-            if self._held_by_hand() or tr.missed:
-                state = "handling"
+            if self._hand or tr.missed:
+                state = "handling"  # (events may go out all the same: see _held_by_hand)
             elif key is None:
                 state = "rolling"
             elif (tr.reported is not None and tr.reported_center is not None
@@ -380,29 +385,37 @@ class DiceTracker:
         if _dist(center, tr.anchor) > cfg.still_tolerance * tr.size:
             tr.anchor = center
             tr.still = 1
+            tr.agreed = 0
             tr.keys.clear()
             tr.tumbled = True
         else:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append((key, det.confidence))
         tr.last_key = key
+        if tr.still >= cfg.vote_frames and self._agreement(tr) is not None:
+            tr.agreed = tr.still
 
     def _vote(self, tr: _Track) -> list[tuple[_Key, float]]:
         """The still frames the die's vote is taken over: each one's reading and the reader's
         confidence in it."""
         return list(tr.keys)[-self.config.vote_frames:]
 
+    def _agreement(self, tr: _Track) -> _Key | None:
+        """The reading that has ``vote_share`` of the die's vote, if one has."""
+        recent = [key for key, _ in self._vote(tr)]
+        counts = Counter(recent)
+        best = max(sorted(counts, key=lambda k: (k[0] or 0, k[1])), key=lambda k: counts[k])
+        return best if counts[best] >= self.config.vote_share * len(recent) else None
+
     def _settled(self, tr: _Track) -> _Key | None:
         """The die's voted reading when it is settled, else ``None``."""
         cfg = self.config
         if tr.missed or tr.still < cfg.vote_frames:
             return None
-        recent = [key for key, _ in self._vote(tr)]
-        counts = Counter(recent)
-        best = max(sorted(counts, key=lambda k: (k[0] or 0, k[1])), key=lambda k: counts[k])
-        if counts[best] >= cfg.vote_share * len(recent):
+        best = self._agreement(tr)
+        if best is not None:
             return best
-        if tr.still >= cfg.undecided_frames:
+        if tr.still - tr.agreed >= cfg.undecided_frames:
             return (None, "unreadable")
         return None
 

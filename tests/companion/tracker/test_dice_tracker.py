@@ -132,7 +132,9 @@ def test_hand_that_moves_no_die_holds_the_roll_back_only_for_hand_still_frames()
     config = DiceTrackerConfig(hand_still_frames=10)
     events, tracker = run(still(THREE, 30), config, hands=set(range(30)))
     assert [(i, e.text) for i, e in events] == [(9, "roll settled: 3 5 5")]
-    assert {d.state for d in tracker.dice()} == {"settled"}
+    assert {d.state for d in tracker.dice()} == {"handling"}  # the hand is still in view
+    assert tracker.update(DiceReading(tuple(THREE)), 3.0) == []
+    assert {(d.state, d.value) for d in tracker.dice()} == {("settled", 3), ("settled", 5)}
 
 
 def test_hand_still_holds_back_dice_that_moved_recently():
@@ -168,6 +170,27 @@ def test_nudged_die_emits_a_nudge_not_a_roll():
     nudge = events[1][1]
     assert isinstance(nudge, DieNudged) and nudge.previous == 5 and nudge.die.value == 4
     assert nudge.to_json()["die"]["id"] == 2
+
+
+@pytest.mark.parametrize("rest", [6, 11, 20, 50])
+def test_a_die_turned_in_place_after_any_rest_is_one_nudge(rest):
+    # Turned onto another face without moving: the vote changes over a few frames, and that is
+    # not a face the reader cannot read, however long the die lay still before.
+    turned = [THREE[0], die(4, 200, 110), THREE[2]]
+    events, tracker = run(still(THREE, rest) + [turned] * 8)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 2 nudged: 5 -> 4"]
+    assert [d.state for d in tracker.dice()] == ["settled", "settled", "settled"]
+
+
+def test_readings_that_stop_agreeing_settle_unreadable_after_undecided_frames():
+    config = DiceTrackerConfig()
+    flicker = [[THREE[0], die(v, 200, 110), THREE[2]] for v in (1, 2, 3, 4) * 6]
+    events, _ = run(still(THREE, 30) + flicker, config)
+    texts = [e.text for _, e in events]
+    assert texts[0] == "roll settled: 3 5 5" and len(texts) == 2
+    assert texts[1].startswith("die 2 nudged: 5 -> ?")
+    # the vote agreed (on the 5) up to the first flickering frame, the 30th
+    assert events[1][0] == 30 + config.undecided_frames
 
 
 def test_nudged_state_while_other_dice_still_roll():
