@@ -31,6 +31,9 @@ on this set, never on the real photographs. Prints one JSON object:
   that covers at least 0.5% of the frame, and the flag's rate on scenes without a hand;
 - ``translucent``: on matched dice, the share of translucent dice named ``"translucent"`` and
   the share of the other dice wrongly named so.
+- ``leaning``: the dice labelled cocked (no face within about 26 degrees of level), how many
+  of them the reader finds, and of those how many it reports without a value and how many
+  as ``cocked`` (``--cocked-rate`` draws more of them);
 - with ``--baseline-set FIELD=VALUE`` (repeatable), ``paired``: every scene is also read by
   the reader with those fields changed (the baseline), and the scene-by-scene differences are
   summed: dice read right gained and lost, false positives added and removed, and the scenes
@@ -194,6 +197,9 @@ def main() -> None:
     parser.add_argument("--stretch", type=range_arg, default=None, metavar="LO,HI",
                         help="table scenes' horizontal stretch range (render_scene's stretch: "
                         "photos squashed to a square by their exporter; default none)")
+    parser.add_argument("--cocked-rate", type=float, default=None,
+                        help="share of the table scenes' dice drawn leaning on an edge or "
+                        "another die (render_scene's cocked_rate; default its own)")
     parser.add_argument("--side", type=range_arg, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
@@ -208,6 +214,8 @@ def main() -> None:
     args = parser.parse_args()
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size),
                               ("stretch", args.stretch)) if v}
+    if args.cocked_rate is not None:
+        view["cocked_rate"] = args.cocked_rate
     looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
     config = DiceConfig()
     if args.models:
@@ -220,6 +228,7 @@ def main() -> None:
     results = []
     hand_tp = hand_fp = hand_fn = hand_tn = 0
     clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
+    leaning = dict.fromkeys(("labelled", "found", "null", "cocked"), 0)
     for i in range(args.count):
         extras: dict = {}
         rng = np.random.default_rng([args.seed, i])
@@ -248,10 +257,15 @@ def main() -> None:
         hand_fn += truth and not reading.hand
         hand_fp += (mask is None) and reading.hand
         hand_tn += (mask is None) and not reading.hand
+        leaning["labelled"] += sum(lb["state"] == "cocked" for lb in labels)
         for r, k in pairs:
             die, lb = reading.dice[r], labels[k]
             if lb["state"] != "flat" and die.value is not None:
                 wrong_unreadable += 1
+            if lb["state"] == "cocked":
+                leaning["found"] += 1
+                leaning["null"] += die.value is None
+                leaning["cocked"] += die.state == "cocked"
             if lb["color"] == "translucent":
                 clear_n += 1
                 clear_hit += die.color == "translucent"
@@ -269,7 +283,7 @@ def main() -> None:
         "recolour": args.recolour,
         "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
-        "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable,
+        "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable, "leaning": leaning,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),
                  "recall": round(hand_tp / max(1, hand_tp + hand_fn), 4),
                  "flag_rate_without_hand": round(hand_fp / max(1, hand_fp + hand_tn), 4),

@@ -53,6 +53,21 @@ def test_a_stretch_squashes_the_table_scenes_and_is_reported(monkeypatch, capsys
     assert a.shape == b.shape and not np.array_equal(a, b)
 
 
+def test_leaning_dice_are_counted_as_labelled_found_and_reported(monkeypatch, capsys):
+    """--cocked-rate draws more leaning dice; the leaning block counts the dice labelled cocked
+    in the scenes, those the reader finds, and those it reports without a value or as cocked."""
+    plain = _run(monkeypatch, capsys)["leaning"]
+    more = _run(monkeypatch, capsys, "--cocked-rate", "0.6")["leaning"]
+    labelled = 0
+    for i in range(6):
+        _, labels = render_scene(np.random.default_rng([3, i]), extras={}, cocked_rate=0.6)
+        labelled += sum(lb["state"] == "cocked" for lb in labels)
+    assert more["labelled"] == labelled > plain["labelled"]
+    for block in (plain, more):
+        assert block["cocked"] <= block["null"] <= block["found"] <= block["labelled"]
+    assert more["found"] > 0
+
+
 def test_recolour_turns_every_hue_by_one_angle_and_keeps_the_greys():
     """A yellow die's body turns to another hue at the same saturation and value; black,
     white and grey stay as they were; the angle is drawn from the given stream only."""
