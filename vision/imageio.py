@@ -73,9 +73,7 @@ def _jpeg_problem(data: bytes) -> str | None:
     so this is checked first."""
     i, n = 2, len(data)
     while True:
-        if i >= n:
-            return "truncated image file (it ends before its end-of-image marker)"
-        if data[i] != 0xFF:
+        if i < n and data[i] != 0xFF:
             return f"corrupt JPEG: no marker at byte {i}"
         while i < n and data[i] == 0xFF:  # fill bytes
             i += 1

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import zlib
+
 import cv2
 import numpy as np
 import pytest
@@ -80,8 +82,6 @@ def test_missing_file_and_folder(tmp_path):
 
 
 def _chunk(kind: bytes, payload: bytes) -> bytes:
-    import zlib
-
     return (len(payload).to_bytes(4, "big") + kind + payload
             + zlib.crc32(kind + payload).to_bytes(4, "big"))
 
@@ -89,8 +89,6 @@ def _chunk(kind: bytes, payload: bytes) -> bytes:
 def _png_of_size(width: int, height: int) -> bytes:
     """A PNG whose header chunk gives ``width`` x ``height`` (8-bit RGB), with a tiny image
     data chunk: well formed chunk by chunk."""
-    import zlib
-
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
             + _chunk(b"IDAT", zlib.compress(b"\x00" * 4)) + _chunk(b"IEND", b""))
