@@ -33,7 +33,8 @@ on this set, never on the real photographs. Prints one JSON object:
   the share of the other dice wrongly named so.
 - ``leaning``: the dice labelled cocked (no face within about 26 degrees of level), how many
   of them the reader finds, and of those how many it reports without a value and how many
-  as ``cocked`` (``--cocked-rate`` draws more of them);
+  as ``cocked`` (``--cocked-rate`` draws more of them); and how many dice labelled flat the
+  reader reports ``cocked`` (``flat_called_cocked``);
 - with ``--baseline-set FIELD=VALUE`` (repeatable), ``paired``: every scene is also read by
   the reader with those fields changed (the baseline), and the scene-by-scene differences are
   summed: dice read right gained and lost, false positives added and removed, and the scenes
@@ -228,7 +229,7 @@ def main() -> None:
     results = []
     hand_tp = hand_fp = hand_fn = hand_tn = 0
     clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
-    leaning = dict.fromkeys(("labelled", "found", "null", "cocked"), 0)
+    leaning = dict.fromkeys(("labelled", "found", "null", "cocked", "flat_called_cocked"), 0)
     for i in range(args.count):
         extras: dict = {}
         rng = np.random.default_rng([args.seed, i])
@@ -266,6 +267,8 @@ def main() -> None:
                 leaning["found"] += 1
                 leaning["null"] += die.value is None
                 leaning["cocked"] += die.state == "cocked"
+            elif lb["state"] == "flat":
+                leaning["flat_called_cocked"] += die.state == "cocked"
             if lb["color"] == "translucent":
                 clear_n += 1
                 clear_hit += die.color == "translucent"
@@ -280,6 +283,7 @@ def main() -> None:
         "models": args.models or "committed", "set": args.set, "scenes": args.count,
         "closeups": args.closeups, **looks, **table_rates,
         "tilt": args.tilt, "size": args.size, "stretch": args.stretch,
+        "cocked_rate": args.cocked_rate,
         "recolour": args.recolour,
         "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
 from models.dice import validate
+from vision.readings import DiceReading
 from vision.render.dice import render_scene
 
 
@@ -66,6 +68,29 @@ def test_leaning_dice_are_counted_as_labelled_found_and_reported(monkeypatch, ca
     for block in (plain, more):
         assert block["cocked"] <= block["null"] <= block["found"] <= block["labelled"]
     assert more["found"] > 0
+
+
+def test_the_cocked_rate_is_recorded_and_flat_dice_called_cocked_are_counted(monkeypatch,
+                                                                              capsys):
+    """The report names the cocked rate it drew with. A reader that reports every die it finds
+    as cocked calls every matched flat die cocked, and the leaning block counts them all."""
+    assert _run(monkeypatch, capsys)["cocked_rate"] is None
+    plain = _run(monkeypatch, capsys, "--cocked-rate", "0.2")
+    assert plain["cocked_rate"] == 0.2
+    real = validate.read_dice
+
+    def all_cocked(image, config):
+        reading = real(image, config)
+        return DiceReading(tuple(replace(d, value=None, state="cocked") for d in reading.dice),
+                           reading.hand)
+
+    monkeypatch.setattr(validate, "read_dice", all_cocked)
+    every = _run(monkeypatch, capsys, "--cocked-rate", "0.2")
+    matched_flat = validate.counts(plain)["matched"]
+    assert every["leaning"]["flat_called_cocked"] == matched_flat > 0
+    assert plain["leaning"]["flat_called_cocked"] < matched_flat
+    assert every["leaning"]["cocked"] == every["leaning"]["found"]
+    assert every["read_rate"] == 0
 
 
 def test_recolour_turns_every_hue_by_one_angle_and_keeps_the_greys():
