@@ -209,6 +209,9 @@ class _Track:
     color_votes: deque[str]
     anchor: tuple[float, float]
     still: int = 1
+    # the reading with ``vote_share`` of its vote, taken when its last frame came in (None:
+    # none has, or still under ``vote_frames``)
+    vote: _Key | None = None
     agreed: int = 0  # the value of ``still`` when its vote last agreed (0: not since at rest)
     # since it came to rest: each frame's reading with the reader's confidence in it
     keys: deque[tuple[_Key, float]] = field(default_factory=deque)
@@ -392,7 +395,8 @@ class DiceTracker:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append((key, det.confidence))
         tr.last_key = key
-        if tr.still >= cfg.vote_frames and self._agreement(tr) is not None:
+        tr.vote = self._agreement(tr) if tr.still >= cfg.vote_frames else None
+        if tr.vote is not None:
             tr.agreed = tr.still
 
     def _vote(self, tr: _Track) -> list[tuple[_Key, float]]:
@@ -412,9 +416,8 @@ class DiceTracker:
         cfg = self.config
         if tr.missed or tr.still < cfg.vote_frames:
             return None
-        best = self._agreement(tr)
-        if best is not None:
-            return best
+        if tr.vote is not None:
+            return tr.vote
         if tr.still - tr.agreed >= cfg.undecided_frames:
             return (None, "unreadable")
         return None
