@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import _center, _inside, match, score_image
+from vision.dice.evaluate import box_center, match, point_inside, score_image
 from vision.readings import DiceReading, Die
 from vision.render.dice import render_closeup, render_scene
 
@@ -88,10 +88,10 @@ def sheet_group(seed: Seed) -> Values:
     frame, labels = render_scene(np.random.default_rng(seed), sheet_rate=1.0)
     _need(len(labels) >= 2 and len(_flat(labels)) == len(labels),
           "the scene is not two or more flat dice")
-    centres = [_center(lb["bbox"]) for lb in labels]
+    centres = [box_center(lb["bbox"]) for lb in labels]
 
     def holds(die: Die) -> int:
-        return sum(_inside(c, die.bbox) for c in centres)
+        return sum(point_inside(c, die.bbox) for c in centres)
 
     group = read_dice(frame, DiceConfig(group_parts=0)).dice
     _need(len(group) == 1 and holds(group[0]) == len(labels),

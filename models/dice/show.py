@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import _center, _inside, score_image
+from vision.dice.evaluate import box_center, point_inside, score_image
 from vision.dice.reader import CLASSES, candidates, classify
 from vision.imageio import read_image
 
@@ -51,8 +51,7 @@ def main() -> None:
     folder, out = Path(args.folder), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.sheet:
-        captions: list[str] = []
-        tiles = failure_tiles(folder, args.limit, args.candidates, captions)
+        tiles, captions = failure_tiles(folder, args.limit, args.candidates)
         sheet = out / f"{folder.resolve().name}.jpg"
         cv2.imwrite(str(sheet), contact_sheet(tiles), [cv2.IMWRITE_JPEG_QUALITY, 88])
         sheet.with_suffix(".txt").write_text("".join(f"{line}\n" for line in captions))
@@ -126,7 +125,7 @@ def _candidate_tiles(box: list[float] | tuple[float, ...], boxes: np.ndarray, sc
     first (``boxes`` come so), padded with blank tiles to ``CANDIDATES``."""
     tiles = []
     for b, score, crop, p in zip(boxes, scores, crops, probs, strict=True):
-        if len(tiles) < CANDIDATES and _inside(_center(b), box):
+        if len(tiles) < CANDIDATES and point_inside(box_center(b), box):
             k = 1 + int(np.argmax(p[1:]))
             big = cv2.resize(crop, (TILE, TILE - 16), interpolation=cv2.INTER_NEAREST)
             caption = f"{score:.2f} n{p[0]:.2f} {SHORT.get(CLASSES[k], CLASSES[k])} {p[k]:.2f}"
@@ -153,12 +152,13 @@ def failures(folder: Path, config: DiceConfig) -> Iterator[Failures]:
 
 
 def failure_tiles(folder: Path, limit: int, with_candidates: bool = False,
-                  captions: list[str] | None = None) -> list[np.ndarray]:
-    """One tile per failure (see the module's docstring), at most ``limit`` failures; with
-    ``with_candidates`` each followed by its ``CANDIDATES`` candidate tiles. ``captions``, if
-    given, receives one line per failure: its image's name and its caption."""
+                  ) -> tuple[list[np.ndarray], list[str]]:
+    """The tiles of at most ``limit`` failures (see the module's docstring), one per failure
+    or, with ``with_candidates``, each followed by its ``CANDIDATES`` candidate tiles; and one
+    caption per failure: its image's name and what went wrong."""
     config = DiceConfig()
     groups: list[list[np.ndarray]] = []
+    captions: list[str] = []
     for image_failures in failures(folder, config):
         image = image_failures.image
         if with_candidates:
@@ -169,11 +169,10 @@ def failure_tiles(folder: Path, limit: int, with_candidates: bool = False,
             if with_candidates:
                 group += _candidate_tiles(box, boxes, scores, crops, probs)
             groups.append(group)
-            if captions is not None and len(groups) <= limit:
-                captions.append(f"{image_failures.name}: {caption}")
+            captions.append(f"{image_failures.name}: {caption}")
         if len(groups) >= limit:
             break
-    return [tile for group in groups[:limit] for tile in group]
+    return [tile for group in groups[:limit] for tile in group], captions[:limit]
 
 
 def contact_sheet(tiles: list[np.ndarray], columns: int = 8) -> np.ndarray:

@@ -31,17 +31,19 @@ from typing import Any
 from companion.errors import DataFileError
 from vision.readings import DiceReading
 
-__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "check_labels", "match", "place",
-           "score_image", "summarize"]
+__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "box_center", "check_labels", "match",
+           "place", "point_inside", "score_image", "summarize"]
 
 EDGE_PX = 1.0  # a labelled top face this close to the image border is cut by the edge
 
 
-def _center(box: Sequence[float]) -> tuple[float, float]:
+def box_center(box: Sequence[float]) -> tuple[float, float]:
+    """The centre ``(x, y)`` of ``box``."""
     return ((box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0)
 
 
-def _inside(p: tuple[float, float], box: Sequence[float]) -> bool:
+def point_inside(p: tuple[float, float], box: Sequence[float]) -> bool:
+    """Whether the point ``p`` lies inside ``box`` (its edges included)."""
     return box[0] <= p[0] <= box[2] and box[1] <= p[1] <= box[3]
 
 
@@ -58,10 +60,10 @@ def match(read_boxes: Sequence[Sequence[float]],
     """
     pairs = []
     for i, rb in enumerate(read_boxes):
-        rc = _center(rb)
+        rc = box_center(rb)
         for j, lb in enumerate(label_boxes):
-            lc = _center(lb)
-            if _inside(lc, rb) or _inside(rc, lb):
+            lc = box_center(lb)
+            if point_inside(lc, rb) or point_inside(rc, lb):
                 pairs.append((math.dist(rc, lc), i, j))
     pairs.sort()
     used_r: set[int] = set()

@@ -30,22 +30,24 @@ def _folder(tmp_path, value_offset: int):
 def test_a_folder_read_right_has_no_failures(tmp_path):
     frame = _folder(tmp_path, 0)
     assert sorted(d.value for d in read_dice(frame).dice) == [3, 5]
-    assert show.failure_tiles(tmp_path, 10) == []
-    assert show.failure_tiles(tmp_path, 10, with_candidates=True) == []
+    assert show.failure_tiles(tmp_path, 10) == ([], [])
+    assert show.failure_tiles(tmp_path, 10, with_candidates=True) == ([], [])
 
 
 def test_each_failure_comes_with_the_candidates_the_classifier_read(tmp_path, monkeypatch,
                                                                     capsys):
     _folder(tmp_path, 1)  # both dice labelled wrong: two failures
-    plain = show.failure_tiles(tmp_path, 10)
+    plain, captions = show.failure_tiles(tmp_path, 10)
+    assert len(captions) == 2
     assert len(plain) == 2 and all(t.shape == (show.TILE, show.TILE, 3) for t in plain)
-    tiles = show.failure_tiles(tmp_path, 10, with_candidates=True)
+    tiles, with_candidates = show.failure_tiles(tmp_path, 10, with_candidates=True)
+    assert with_candidates == captions  # one caption per failure, not per tile
     assert len(tiles) == 2 * (1 + show.CANDIDATES)
     assert all(t.shape == (show.TILE, show.TILE, 3) for t in tiles)
     for k in (0, 1 + show.CANDIDATES):  # each failure's tile, then its strongest candidate
         assert np.array_equal(tiles[k], plain[k // (1 + show.CANDIDATES)])
         assert tiles[k + 1].std() > 10  # a die's crop, not a blank tile
-    assert len(show.failure_tiles(tmp_path, 1, with_candidates=True)) == 1 + show.CANDIDATES
+    assert len(show.failure_tiles(tmp_path, 1, with_candidates=True)[0]) == 1 + show.CANDIDATES
     monkeypatch.setattr(sys, "argv", ["show", str(tmp_path), str(tmp_path / "out"), "--sheet",
                                       "--candidates"])
     show.main()
@@ -58,6 +60,6 @@ def test_each_failure_comes_with_the_candidates_the_classifier_read(tmp_path, mo
 
 def test_the_limit_cuts_the_tiles_and_their_captions(tmp_path):
     _folder(tmp_path, 1)
-    captions: list[str] = []
-    assert len(show.failure_tiles(tmp_path, 1, captions=captions)) == 1
+    tiles, captions = show.failure_tiles(tmp_path, 1)
+    assert len(tiles) == 1
     assert len(captions) == 1 and " -> " in captions[0]
