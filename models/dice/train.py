@@ -385,6 +385,8 @@ def closeup_tiles(rng: np.random.Generator, supersample: int = 1, extras: dict |
             for key in ("bbox", "die_bbox"):
                 b = lb[key]
                 moved[key] = [b[0] * f + ox, b[1] * f + oy, b[2] * f + ox, b[3] * f + oy]
+            if "quad" in lb:
+                moved["quad"] = [[x * f + ox, y * f + oy] for x, y in lb["quad"]]
             labels.append(moved)
     if extras is not None:
         extras["tiles"] = tiles

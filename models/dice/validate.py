@@ -181,7 +181,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=777)
-    parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx")
+    parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx "
+                        "and, if it has one, dice_face.onnx (else the committed face net)")
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")
@@ -223,6 +224,8 @@ def main() -> None:
         folder = Path(args.models)
         config = replace(config, detector_path=str(folder / "dice_detector.onnx"),
                          classifier_path=str(folder / "dice_classifier.onnx"))
+        if (folder / "dice_face.onnx").is_file():
+            config = replace(config, face_path=str(folder / "dice_face.onnx"))
     config = parse_set(args.set, config)
     baseline = None if args.baseline_set is None else parse_set(args.baseline_set, config)
     paired = dict.fromkeys(("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)

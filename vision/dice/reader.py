@@ -29,12 +29,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from vision.dice.lean import leans, view_shapes
 from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
@@ -46,6 +47,7 @@ CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
 STRIDE = 4  # detector output stride
 CROP_CONTEXT = 1.5  # crop side / top-face box side
+FACE_CROP = 32  # the face net's input side in pixels (a square window: the face keeps its shape)
 MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "dice"
 
 
@@ -193,6 +195,19 @@ class DiceConfig:
         cells is hand.
     translucent_threshold : a die whose "translucent" probability reaches this is named
         ``"translucent"`` instead of its hue.
+    lean_degrees : a die read with a value whose top face leans more than this many degrees
+        from the plane the other dice share is reported ``"cocked"``, without a value
+        (:mod:`vision.dice.lean`; infinity: never). A crop of one die cannot tell a die
+        leaning 30 degrees from a flat die under a camera tilted 30 degrees; the other dice
+        on the table can. The face net (``face_path``, ``models/dice/train_face.py``) gives
+        each found die's face shape, read in ``lean_views`` of its crop's views.
+    lean_tolerance : dice whose faces lie within this many degrees of a plane share it.
+    lean_support : the least number of dice that must share the plane (the die itself
+        included when it lies on it); with fewer dice in view, none is judged.
+    lean_focals : the focal lengths tried for the camera, as multiples of the frame's
+        longer side (0: far away; 0.55 is a field of view of about 85 degrees across).
+    lean_views : the face net reads each crop in this many of its views (1-8,
+        :func:`crop_views`) and averages the shapes, each turned back.
     """
 
     work_size: int = 512
@@ -224,8 +239,14 @@ class DiceConfig:
     hand_threshold: float = 0.5
     hand_min_share: float = 0.02
     translucent_threshold: float = 0.7
+    lean_degrees: float = 25.0
+    lean_tolerance: float = 12.0
+    lean_support: int = 3
+    lean_focals: tuple[float, ...] = (0.0, 2.0, 1.2, 0.8, 0.55)
+    lean_views: int = 4
     detector_path: str = str(MODEL_DIR / "dice_detector.onnx")
     classifier_path: str = str(MODEL_DIR / "dice_classifier.onnx")
+    face_path: str = str(MODEL_DIR / "dice_face.onnx")
 
 
 def _session(path: str, role: str = "") -> object:
@@ -660,6 +681,33 @@ def _is_group(whole: Die, others: Sequence[Die], config: DiceConfig) -> bool:
     return surer >= config.group_parts
 
 
+def face_shapes(image: np.ndarray, boxes: Sequence[Sequence[float]], config: DiceConfig,
+                ) -> np.ndarray:
+    """The face net's shapes ``(N, 2)`` of the top faces in ``boxes`` (a square window of
+    ``CROP_CONTEXT`` times each box's longer side, ``FACE_CROP`` pixels; see
+    :func:`vision.dice.lean.face_shape`), averaged over the first ``lean_views`` views of each
+    crop, each turned back: a quarter turn negates a shape, a mirror its second part."""
+    crops = crop_batch(image, boxes, size=FACE_CROP, aspect=0.0, min_fill=0.0)
+    views = max(1, min(8, config.lean_views))
+    sess = _session(config.face_path)
+    out = sess.run(None, {"input": _prep(crop_views(crops, range(views)))})[0]  # type: ignore[attr-defined]
+    out = out.reshape(views, len(crops), 2)
+    return np.mean([view_shapes(out[k], k) for k in range(views)], axis=0)
+
+
+def _leaning(image: np.ndarray, dice: list[Die], config: DiceConfig) -> list[Die]:
+    """``dice`` with each die read with a value whose face leans more than ``lean_degrees``
+    from the plane the dice share (:func:`vision.dice.lean.leans`) reported ``"cocked"``."""
+    shapes = face_shapes(image, [die.bbox for die in dice], config)
+    h, w = image.shape[:2]
+    angles = leans(shapes, np.array([die.center for die in dice]), (w, h),
+                   tolerance=config.lean_tolerance, support=config.lean_support,
+                   focals=config.lean_focals)
+    return [replace(die, value=None, state="cocked")
+            if die.value is not None and angle > config.lean_degrees else die
+            for die, angle in zip(dice, angles, strict=True)]
+
+
 def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReading:
     """Read every d6 in a frame.
 
@@ -713,5 +761,7 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     wholes = [die.bbox for die, found in read if found]
     dice = [die for die, found in read
             if found or share_inside(die.bbox, wholes) < config.coarse_part_share]
+    if math.isfinite(config.lean_degrees) and len(dice) >= config.lean_support:
+        dice = _leaning(image, dice, config)
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
     return DiceReading(tuple(dice), hand)

@@ -11,7 +11,10 @@ Two entry points:
 Each label is a dict ``{"value": 1-6 or None, "color": name, "bbox": [x0, y0, x1, y1],
 "die_bbox": [...], "state": "flat" | "cocked" | "unreadable", "visible": fraction}`` where
 ``bbox`` is the box of the top face (``bbox_kind`` ``"top_face"``) and ``die_bbox`` the box of
-the whole visible die (side faces included).
+the whole visible die (side faces included). A die drawn whole also has ``"quad"``: the top
+face's four corners ``[[x, y], ...]`` in order round the face (of a cocked die, its upper-most
+face), from which the face net's training target is computed
+(:func:`vision.dice.lean.face_shape`).
 
 Convention: images are BGR ``uint8`` arrays ``(H, W, 3)``; points are ``(x, y)`` in pixels,
 origin top-left; boxes are ``[x0, y0, x1, y1]``. The camera looks down at the table with a tilt
@@ -519,9 +522,10 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
 
     Returns
     -------
-    labels : dicts ``{"value", "color", "bbox", "die_bbox", "state", "visible"}``; ``bbox`` is the
-        box of the top face; a die whose top face is covered by more than 40% by a nearer die gets
-        ``state "unreadable"`` and ``value None``; a cocked die ``state "cocked"``.
+    labels : dicts ``{"value", "color", "bbox", "die_bbox", "state", "visible", "inside",
+        "quad"}``; ``bbox`` is the box of the top face, ``quad`` its corners; a die whose
+        top face is covered by more than 40% by a nearer die gets ``state "unreadable"`` and
+        ``value None``; a cocked die ``state "cocked"``.
 
     Convention: boxes ``[x0, y0, x1, y1]`` in pixels of ``frame``, origin top-left.
 
@@ -637,7 +641,9 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
                      "color": REPORTED.get(spec.color, spec.color) if not spec.translucent
                      else "translucent",
                      "bbox": box, "die_bbox": _clip_box(die_box, w, h), "state": state,
-                     "visible": 1.0, "inside": inside}
+                     "visible": 1.0, "inside": inside,
+                     "quad": [[round(float(x), 2), round(float(y), 2)] for x, y in top_quad],
+}
     # top faces covered by nearer dice
     for i in range(len(specs)):
         if top_area[i] > 0:
@@ -1305,6 +1311,9 @@ def render_closeup(rng: np.random.Generator, side: int, *, clear_rate: float = 0
         inside = (b[2] - b[0]) * (b[3] - b[1]) / area
         lb["inside"] = round(min(1.0, inside * lb.get("inside", 1.0)), 3)
         lb["die_bbox"] = _clip_box(framed(lb["die_bbox"]), side, side)
+        if "quad" in lb:
+            lb["quad"] = [[round((x - cx) * f + side / 2, 2), round((y - cy) * f + side / 2, 2)]
+                          for x, y in lb["quad"]]
         if b[2] - b[0] < 3 or b[3] - b[1] < 3:
             continue
         if lb["inside"] < READ_INSIDE and lb["state"] == "flat":
@@ -1467,6 +1476,8 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
             for key in ("bbox", "die_bbox"):
                 b = lb[key]
                 lb[key] = [round(b[0] * f, 1), b[1], round(b[2] * f, 1), b[3]]
+            if "quad" in lb:
+                lb["quad"] = [[round(x * f, 2), y] for x, y in lb["quad"]]
     if extras is not None:
         extras["hand_mask"] = mask
     if degrade:

@@ -1,0 +1,163 @@
+"""Leaning dice: each die's top face against the plane of the table that the other dice show.
+
+A die leaning on another die or on an edge has no face up, yet its upper-most face can look
+like any top face in a crop of that die alone: a die leaning 30 degrees under a camera looking
+straight down shows the same face as a flat die under a camera tilted 30 degrees. What tells
+them apart is the other dice: the flat ones all lie on the table, so their faces share one
+plane, and the leaning one does not.
+
+The face net (``models/dice/train_face.py``) gives each die's **face shape**: the tilt of its
+top face as the crop shows it, ``sin(t) * (cos 2a, sin 2a)``, ``t`` the angle between the
+face's normal and the line of sight and ``a`` the direction in the image (x right, y down) in
+which that normal leans. The doubled angle makes it the same for a face and for that face
+turned by 180 degrees, which a square's outline cannot tell apart; :func:`face_shape` computes
+it from a face's four corners, as the trainer does from the renderer's.
+
+:func:`leans` turns each shape into the face's normal in the camera's frame, once per trial
+focal length (a die away from the lens axis is seen along its own ray, so a flat die at the
+edge of a wide-angle frame looks tilted by the angle of that ray), finds the plane most of the
+dice share, and gives each die's angle from it.
+
+Convention: image coordinates x right, y down; normals in the camera's frame with z toward the
+camera; angles in degrees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["camera_normals", "face_shape", "leans", "shape_normals", "table_normal",
+           "view_shapes"]
+
+_CORNERS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+_MAX_SIN = 0.999  # a face seen exactly edge-on has no shape to read
+
+
+def face_shape(quad: Sequence[Sequence[float]]) -> np.ndarray:
+    """The face shape ``(2,)`` of a square face whose corners, in order round the square, lie
+    at ``quad`` ``(4, 2)`` in the image: the affine map that best takes a square to them, read
+    as a circle on the face seen from afar (an ellipse whose minor axis, ``cos t`` of its major,
+    lies along the direction in which the face's normal leans)."""
+    q = np.asarray(quad, float)
+    a = np.linalg.lstsq(np.hstack([_CORNERS, np.ones((4, 1))]), q, rcond=None)[0][:2].T
+    w, e = np.linalg.eigh(a @ a.T)  # ascending: the ellipse's minor axis first
+    cos_t = float(np.sqrt(max(w[0], 0.0) / max(w[1], 1e-12)))
+    sin_t = float(np.sqrt(max(0.0, 1.0 - min(cos_t, 1.0) ** 2)))
+    ang = float(np.arctan2(e[1, 0], e[0, 0]))
+    return np.array([sin_t * np.cos(2 * ang), sin_t * np.sin(2 * ang)])
+
+
+def view_shapes(shapes: np.ndarray, view: int) -> np.ndarray:
+    """Face shapes ``(..., 2)`` as they are in view ``view`` of their crops (0-7, the order of
+    :func:`vision.dice.reader.crop_views`: mirrored left to right from 4 on, then turned by
+    ``view % 4`` quarter turns). A quarter turn negates a shape (its doubled angle turns by
+    180 degrees) and a mirror negates its second part; the map is its own inverse, so it also
+    turns a view's shapes back."""
+    out = np.array(shapes, copy=True)
+    if view >= 4:
+        out[..., 1] = -out[..., 1]
+    return -out if view % 2 else out
+
+
+def shape_normals(shapes: np.ndarray) -> np.ndarray:
+    """The two image-plane normals ``(N, 2, 2)`` each face shape of ``shapes`` ``(N, 2)``
+    allows: ``+-sin(t) * (cos a, sin a)``."""
+    s = np.minimum(np.hypot(shapes[:, 0], shapes[:, 1]), _MAX_SIN)
+    a = np.arctan2(shapes[:, 1], shapes[:, 0]) / 2
+    v = np.stack([s * np.cos(a), s * np.sin(a)], axis=1)
+    return np.stack([v, -v], axis=1)
+
+
+def camera_normals(flat: np.ndarray, centres: np.ndarray, axis: Sequence[float],
+                   focal: float) -> np.ndarray:
+    """The faces' unit normals ``(N, K, 3)`` in the camera's frame, from their image-plane
+    normals ``flat`` ``(N, K, 2)`` (as a crop shows them, the line of sight square to it) at
+    image points ``centres`` ``(N, 2)``, for a lens of focal length ``focal`` pixels whose axis
+    meets the image at ``axis`` (0: a camera far away, every line of sight along its axis).
+
+    A face seen along a ray off the axis is drawn on the image plane obliquely: each image
+    displacement is mapped to the plane square to the ray (by dropping its part along the ray),
+    the face's shape read there, and the normal turned back into the camera's frame."""
+    s2 = np.minimum((flat ** 2).sum(axis=-1), _MAX_SIN ** 2)
+    if focal <= 0:
+        return np.concatenate([flat, np.sqrt(1.0 - s2)[..., None]], axis=-1)
+    n = len(centres)
+    ray = np.concatenate([(np.asarray(axis, float) - centres) / focal, np.ones((n, 1))], axis=1)
+    ray /= np.linalg.norm(ray, axis=1, keepdims=True)
+    e1 = np.array([1.0, 0.0, 0.0]) - ray[:, :1] * ray
+    e1 /= np.linalg.norm(e1, axis=1, keepdims=True)
+    e2 = np.cross(ray, e1)
+    frame = np.stack([e1, e2, ray], axis=2)  # (N, 3, 3): columns e1, e2, ray
+    k = frame[:, :2, :2].transpose(0, 2, 1)[:, None]  # (N, 1, 2, 2): image -> ray's plane
+    ellipse = np.eye(2) - flat[..., :, None] * flat[..., None, :]  # (N, K, 2, 2)
+    seen = k @ ellipse @ k.transpose(0, 1, 3, 2)
+    w, e = np.linalg.eigh(seen)
+    cos_t = np.sqrt(np.clip(w[..., 0] / np.maximum(w[..., 1], 1e-12), 0.0, 1.0))
+    u = e[..., :, 0] * np.sqrt(1.0 - cos_t ** 2)[..., None]
+    towards = (k @ flat[..., None])[..., 0]
+    u = np.where(((u * towards).sum(axis=-1) < 0)[..., None], -u, u)
+    local = np.concatenate([u, cos_t[..., None]], axis=-1)  # (N, K, 3) in the ray's frame
+    return (frame[:, None] @ local[..., None])[..., 0]
+
+
+def _angles(normal: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """Each die's least angle ``(..., N)`` from ``normal`` ``(..., 3)`` over its candidate
+    normals ``(N, K, 3)``."""
+    cos = np.clip(np.einsum("...c,nkc->...nk", normal, normals), -1.0, 1.0)
+    return np.degrees(np.arccos(cos.max(axis=-1)))
+
+
+def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, int, float]:
+    """The plane most dice share, from each die's candidate normals ``(N, K, 3)``: the
+    candidate that most dice come within ``tolerance`` degrees of (ties to the least summed
+    angle, each clipped at ``tolerance``), refined as the mean of those dice's nearest normals.
+    Returns the plane's unit normal, how many dice lie within ``tolerance`` of it, and their
+    summed clipped angle."""
+    cands = normals.reshape(-1, 3)
+    ang = _angles(cands, normals)  # (N*K, N)
+    near = ang < tolerance
+    key = near.sum(axis=1) * 1e6 - np.minimum(ang, tolerance).sum(axis=1)
+    best = cands[int(np.argmax(key))]
+    pick = np.einsum("c,nkc->nk", best, normals).argmax(axis=1)
+    nearest = normals[np.arange(len(normals)), pick]
+    mean = nearest[_angles(best, normals) < tolerance].sum(axis=0)
+    mean /= np.linalg.norm(mean)
+    ang = _angles(mean, normals)
+    return mean, int((ang < tolerance).sum()), float(np.minimum(ang, tolerance).sum())
+
+
+def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
+          tolerance: float, support: int, focals: Sequence[float]) -> np.ndarray:
+    """Each die's lean ``(N,)`` in degrees from the plane the dice share, NaN for every die when
+    no plane is shared by at least ``support`` of them.
+
+    Parameters
+    ----------
+    shapes : the dice's face shapes ``(N, 2)`` (:func:`face_shape`).
+    centres : their top faces' centres ``(N, 2)`` in image pixels.
+    size : the image's ``(width, height)``; the lens's axis is taken at its centre.
+    tolerance : dice within this many degrees of a plane share it.
+    support : the least number of dice that must share the plane.
+    focals : the focal lengths tried, each a multiple of the image's longer side (0: a camera
+        far away); the one whose plane most dice share (then with the least summed angle) is
+        taken.
+    """
+    n = len(shapes)
+    out = np.full(n, np.nan)
+    if n < max(support, 1):
+        return out
+    flat = shape_normals(np.asarray(shapes, float))
+    centres = np.asarray(centres, float)
+    axis = (size[0] / 2.0, size[1] / 2.0)
+    best = None
+    for k in focals:
+        normals = camera_normals(flat, centres, axis, k * max(size))
+        normal, count, summed = table_normal(normals, tolerance)
+        if best is None or (count, -summed) > best[0]:
+            best = ((count, -summed), normal, normals)
+    (count, _), normal, normals = best
+    if count < support:
+        return out
+    return _angles(normal, normals)
