@@ -1,6 +1,7 @@
 """Train the dice reader's face net on scenes the project renders itself.
 
-    nice -n 10 /work/venv/bin/python -m models.dice.train_face --out models/dice --minutes 30
+    nice -n 10 /work/venv/bin/python -m models.dice.train_face --out models/dice --minutes 35 \
+        --scenes 20000 --threads 2 --seed 53
 
 The face net reads a ``FACE_CROP x FACE_CROP`` crop around a found top face (a square window,
 ``CROP_CONTEXT`` times the box's longer side) and gives the face's shape: how its normal leans

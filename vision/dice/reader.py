@@ -47,7 +47,7 @@ CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
 STRIDE = 4  # detector output stride
 CROP_CONTEXT = 1.5  # crop side / top-face box side
-FACE_CROP = 32  # the face net's input side in pixels (a square window: the face keeps its shape)
+FACE_CROP = 48  # the face net's input side in pixels (a square window: the face keeps its shape)
 MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "dice"
 
 
@@ -239,7 +239,7 @@ class DiceConfig:
     hand_threshold: float = 0.5
     hand_min_share: float = 0.02
     translucent_threshold: float = 0.7
-    lean_degrees: float = 25.0
+    lean_degrees: float = 28.0
     lean_tolerance: float = 12.0
     lean_support: int = 3
     lean_focals: tuple[float, ...] = (0.0, 2.0, 1.2, 0.8, 0.55)
