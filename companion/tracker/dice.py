@@ -327,7 +327,7 @@ class DiceTracker:
         pairs = []
         for ti, tr in enumerate(self._tracks):
             for di, det in enumerate(detections):
-                c = box_center(det.bbox)
+                c = det.center
                 scale = max(tr.size, _size(det.bbox))
                 # Near its last place, or where its last step would take it (a rolling die).
                 cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
@@ -361,11 +361,11 @@ class DiceTracker:
                     continue
             kept.append(tr)
         fresh = sorted((detections[di] for di in range(len(detections)) if di not in used_d),
-                       key=lambda d: (box_center(d.bbox), d.color, d.value or 0, d.state))
+                       key=lambda d: (d.center, d.color, d.value or 0, d.state))
         for det in fresh:
             tr = _Track(id=self._next_id, bbox=det.bbox,
                         color_votes=deque([det.color], maxlen=cfg.vote_frames),
-                        anchor=box_center(det.bbox), tumbled=busy, born=self._frame)
+                        anchor=det.center, tumbled=busy, born=self._frame)
             tr.keys = deque([((det.value, det.state), det.confidence)],
                             maxlen=cfg.undecided_frames)
             tr.last_key = (det.value, det.state)
@@ -375,7 +375,7 @@ class DiceTracker:
 
     def _observe(self, tr: _Track, det: Die) -> None:
         cfg = self.config
-        center = box_center(det.bbox)
+        center = det.center
         key = (det.value, det.state)
         tr.missed = 0
         tr.previous = tr.center
