@@ -91,7 +91,9 @@ class DiceConfig:
     upright : read only those of the ``rotations`` views that keep the image's up (unturned,
         and mirrored left to right), for a classifier trained on crops never turned
         (``models/dice/train.py --upright``): a camera that sees a die from an angle sees its
-        side faces below its top face.
+        side faces below its top face. Off: such a net, the committed one continued 40 minutes
+        so, found and read more rendered dice but kept more that are not dice, and read the
+        real photos worse (rules UUUUU, VVVVV; models/dice/HISTORY.md, session 54).
     turn_confidence : a crop whose unturned reading gives one class at least this probability
         keeps that reading and is not read in its other views (infinity: every crop in every
         view). The classifier learns a target of 0.955 for the true class (label smoothing
