@@ -598,8 +598,8 @@ def main() -> None:
     parser.add_argument("--upright", action="store_true",
                         help="train the classifier on its crops as the camera gave them, "
                         "mirrored left to right half the time but never turned: the side faces "
-                        "a tilted camera sees lie below the top face (read it with the "
-                        "reader's upright_views)")
+                        "a tilted camera sees lie below the top face (read it with "
+                        "DiceConfig.upright)")
     parser.add_argument("--colour-augment", type=float, default=0.0, metavar="RATE",
                         help="train the detector with this share of its scenes' colours "
                         "scrambled (colour_augment: channels swapped, washed towards grey), "
