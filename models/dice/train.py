@@ -36,6 +36,7 @@ from vision.dice.reader import (
     CROP,
     CROP_CONTEXT,
     STRIDE,
+    UPRIGHT_VIEWS,
     DiceConfig,
     candidates,
     crop_batch,
@@ -1028,8 +1029,11 @@ def training_view(rng: np.random.Generator, upright: bool = False) -> int:
     """The view (:func:`vision.dice.crop_views`) a classifier's training batch is shown in.
     The face may be turned any way: one of the eight views, a turn by k quarters, mirrored
     after it half the time (= mirrored, then turned by -k). ``upright``: only the views that
-    keep the image's up, the crop as it is or mirrored left to right."""
-    k = 0 if upright else int(rng.integers(0, 4))
+    keep the image's up (:data:`vision.dice.reader.UPRIGHT_VIEWS`), the crop as it is or
+    mirrored left to right, each half the time."""
+    if upright:
+        return UPRIGHT_VIEWS[int(rng.random() < 0.5)]
+    k = int(rng.integers(0, 4))
     return 4 + (-k) % 4 if rng.random() < 0.5 else k
 
 

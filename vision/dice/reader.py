@@ -39,13 +39,15 @@ from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
-__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "classify", "crop_batch", "crop_views",
-           "die_color", "read_dice", "share_inside"]
+__all__ = ["CLASSES", "CROP", "UPRIGHT_VIEWS", "DiceConfig", "candidates", "classify",
+           "crop_batch", "crop_views", "die_color", "read_dice", "share_inside"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
 STRIDE = 4  # detector output stride
 CROP_CONTEXT = 1.5  # crop side / top-face box side
+# the views (crop_views) that keep the image's up: the crop as it is and mirrored left to right
+UPRIGHT_VIEWS = (0, 4)
 MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "dice"
 
 
@@ -88,12 +90,13 @@ class DiceConfig:
         seventeen sets, 7 fewer cocked or unreadable dice read with a value; about 2 ms more
         per 1280x720 frame, for the unsure crops' four more views; 4 before;
         models/dice/HISTORY.md).
-    upright : read only those of the ``rotations`` views that keep the image's up (unturned,
-        and mirrored left to right), for a classifier trained on crops never turned
-        (``models/dice/train.py --upright``): a camera that sees a die from an angle sees its
-        side faces below its top face. Off: such a net, the committed one continued 40 minutes
-        so, found and read more rendered dice but kept more that are not dice, and read the
-        real photos worse (rules UUUUU, VVVVV; models/dice/HISTORY.md, session 54).
+    upright : read only those of the ``rotations`` views that keep the image's up
+        (:data:`UPRIGHT_VIEWS`: unturned, and mirrored left to right), for a classifier
+        trained on crops never turned (``models/dice/train.py --upright``): a camera that sees
+        a die from an angle sees its side faces below its top face. Off: such a net, the
+        committed one continued 40 minutes so, found and read more rendered dice but kept more
+        that are not dice, and read the real photos worse (rules UUUUU, VVVVV;
+        models/dice/HISTORY.md, session 54).
     turn_confidence : a crop whose unturned reading gives one class at least this probability
         keeps that reading and is not read in its other views (infinity: every crop in every
         view). The classifier learns a target of 0.955 for the true class (label smoothing
@@ -552,7 +555,7 @@ def classify(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
     """
     crops = crop_batch(image, boxes, aspect=config.crop_aspect, min_fill=config.crop_min_fill)
     views = [k for k in range(max(1, min(8, config.rotations)))
-             if not config.upright or k % 4 == 0]
+             if not config.upright or k in UPRIGHT_VIEWS]
     probs, clear = _classify(_session(config.classifier_path), crops, views,
                              config.turn_confidence)
     return crops, probs, clear
