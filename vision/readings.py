@@ -13,7 +13,7 @@ the indices 0-11 of the layout file's ``candles`` list; a line is a pair ``(a, b
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,11 @@ DIE_STATES = ("flat", "cocked", "unreadable")
 N_CANDLES = 12
 N_TOP_BOXES = 7
 _UNKNOWN = re.compile(r"^(line (\d+)-(\d+)|candle (\d+)|top (\d+))$")
+
+
+def box_center(box: Sequence[float]) -> tuple[float, float]:
+    """The centre ``(x, y)`` of a box ``[x0, y0, x1, y1]``."""
+    return ((box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0)
 
 
 def _fail(source: str, path: str, rule: str) -> DataFileError:
@@ -57,8 +62,7 @@ class Die:
 
     @property
     def center(self) -> tuple[float, float]:
-        x0, y0, x1, y1 = self.bbox
-        return ((x0 + x1) / 2.0, (y0 + y1) / 2.0)
+        return box_center(self.bbox)
 
     def to_json(self) -> dict[str, Any]:
         return {"value": self.value, "color": self.color,

@@ -63,7 +63,7 @@ from companion.tracker.events import (
     SettledDie,
     TrackerEvent,
 )
-from vision.readings import DiceReading, Die
+from vision.readings import DiceReading, Die, box_center
 
 __all__ = ["DiceTracker", "DiceTrackerConfig", "TrackedDie", "point_in_polygon"]
 
@@ -172,10 +172,6 @@ class TrackedDie:
                 "bbox": [round(float(v), 1) for v in self.bbox]}
 
 
-def _center(bbox: tuple[float, ...]) -> tuple[float, float]:
-    return ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0)
-
-
 def _size(bbox: tuple[float, ...]) -> float:
     return max(1.0, ((bbox[2] - bbox[0]) + (bbox[3] - bbox[1])) / 2.0)
 
@@ -228,7 +224,7 @@ class _Track:
 
     @property
     def center(self) -> tuple[float, float]:
-        return _center(self.bbox)
+        return box_center(self.bbox)
 
     @property
     def size(self) -> float:
@@ -331,7 +327,7 @@ class DiceTracker:
         pairs = []
         for ti, tr in enumerate(self._tracks):
             for di, det in enumerate(detections):
-                c = _center(det.bbox)
+                c = det.center
                 scale = max(tr.size, _size(det.bbox))
                 # Near its last place, or where its last step would take it (a rolling die).
                 cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
@@ -365,11 +361,11 @@ class DiceTracker:
                     continue
             kept.append(tr)
         fresh = sorted((detections[di] for di in range(len(detections)) if di not in used_d),
-                       key=lambda d: (_center(d.bbox), d.color, d.value or 0, d.state))
+                       key=lambda d: (d.center, d.color, d.value or 0, d.state))
         for det in fresh:
             tr = _Track(id=self._next_id, bbox=det.bbox,
                         color_votes=deque([det.color], maxlen=cfg.vote_frames),
-                        anchor=_center(det.bbox), tumbled=busy, born=self._frame)
+                        anchor=det.center, tumbled=busy, born=self._frame)
             tr.keys = deque([((det.value, det.state), det.confidence)],
                             maxlen=cfg.undecided_frames)
             tr.last_key = (det.value, det.state)
@@ -379,7 +375,7 @@ class DiceTracker:
 
     def _observe(self, tr: _Track, det: Die) -> None:
         cfg = self.config
-        center = _center(det.bbox)
+        center = det.center
         key = (det.value, det.state)
         tr.missed = 0
         tr.previous = tr.center
@@ -501,7 +497,7 @@ class DiceTracker:
             if rolled:
                 dice = self._ordered(now.values())
                 replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
-                                        key=lambda d: (_center(d.bbox), d.id)))
+                                        key=lambda d: (box_center(d.bbox), d.id)))
                 replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
                 thrown = tuple(sorted(tr.id for tr in rolled))
                 events.append(RerollSettled(
@@ -532,7 +528,7 @@ class DiceTracker:
 
     @staticmethod
     def _ordered(dice: Any) -> tuple[SettledDie, ...]:
-        return tuple(sorted(dice, key=lambda d: (_center(d.bbox), d.id)))
+        return tuple(sorted(dice, key=lambda d: (box_center(d.bbox), d.id)))
 
     @staticmethod
     def _triples(dice: tuple[SettledDie, ...]) -> tuple[int, ...]:

@@ -25,8 +25,8 @@ from dataclasses import replace
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import box_center, match, point_inside, score_image
-from vision.readings import DiceReading, Die
+from vision.dice.evaluate import match, point_inside, score_image
+from vision.readings import DiceReading, Die, box_center
 from vision.render.dice import render_closeup, render_scene
 
 __all__ = ["CLAIMS", "PINNED", "ClaimFails", "coarse_parts", "main", "middle_pass", "parts_dropped",

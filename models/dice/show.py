@@ -33,9 +33,10 @@ import cv2
 import numpy as np
 
 from vision.dice import DiceConfig, read_dice
-from vision.dice.evaluate import box_center, point_inside, score_image
+from vision.dice.evaluate import point_inside, score_image
 from vision.dice.reader import CLASSES, candidates, classify
 from vision.imageio import read_image
+from vision.readings import box_center
 
 
 def main() -> None:

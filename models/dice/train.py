@@ -36,6 +36,7 @@ from vision.dice.reader import (
     CROP,
     CROP_CONTEXT,
     STRIDE,
+    UPRIGHT_VIEWS,
     DiceConfig,
     candidates,
     crop_batch,
@@ -597,6 +598,11 @@ def main() -> None:
                         help="train the classifier on its crops as a softer, duller camera "
                         "might give them (camera_augment: contrast, gamma, washed-out colour, "
                         "blur, a lower resolution)")
+    parser.add_argument("--upright", action="store_true",
+                        help="train the classifier on its crops as the camera gave them, "
+                        "mirrored left to right half the time but never turned: the side faces "
+                        "a tilted camera sees lie below the top face (read it with "
+                        "DiceConfig.upright)")
     parser.add_argument("--colour-augment", type=float, default=0.0, metavar="RATE",
                         help="train the detector with this share of its scenes' colours "
                         "scrambled (colour_augment: channels swapped, washed towards grey), "
@@ -713,7 +719,7 @@ def main() -> None:
         train_classifier(np.concatenate(crops), np.array(classes), out,
                          budget * (0.3 if args.only is None else 1.0), rng, init,
                          args.clear_weight, args.lr, args.classifier_arch,
-                         args.camera_augment)
+                         args.camera_augment, args.upright)
 
 
 def cache_cut(cut: CropCut) -> dict[str, np.ndarray]:
@@ -1021,10 +1027,23 @@ def train_detector(images: np.ndarray, heats: np.ndarray, sizes: np.ndarray, mas
     print(f"detector: {step} steps", flush=True)
 
 
+def training_view(rng: np.random.Generator, upright: bool = False) -> int:
+    """The view (:func:`vision.dice.crop_views`) a classifier's training batch is shown in.
+    The face may be turned any way: one of the eight views, a turn by k quarters, mirrored
+    after it half the time (= mirrored, then turned by -k). ``upright``: only the views that
+    keep the image's up (:data:`vision.dice.reader.UPRIGHT_VIEWS`), the crop as it is or
+    mirrored left to right, each half the time."""
+    if upright:
+        return UPRIGHT_VIEWS[int(rng.random() < 0.5)]
+    k = int(rng.integers(0, 4))
+    return 4 + (-k) % 4 if rng.random() < 0.5 else k
+
+
 def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: float,
                      rng: np.random.Generator, init: Path | None = None,
                      clear_weight: float = 1.0, lr: float | None = None,
-                     arch: str = CLASSIFIER_ARCH, camera: bool = False) -> None:
+                     arch: str = CLASSIFIER_ARCH, camera: bool = False,
+                     upright: bool = False) -> None:
     print("class counts", np.bincount(classes % CLEAR, minlength=len(CLASSES)),
           "translucent", int((classes >= CLEAR).sum()), flush=True)
     n = len(crops)
@@ -1040,10 +1059,7 @@ def train_classifier(crops: np.ndarray, classes: np.ndarray, out: Path, budget: 
     while time.time() - start < budget:
         idx = rng.integers(0, len(xtr), batch)
         xb = augment(camera_augment(xtr[idx], rng) if camera else xtr[idx], rng)
-        # the face may be turned any way: one of the reader's eight views (crop_views), a
-        # turn by k quarters, mirrored after it half the time (= mirrored, then turned by -k)
-        k = int(rng.integers(0, 4))
-        xb = crop_views(xb, [4 + (-k) % 4 if rng.random() < 0.5 else k])
+        xb = crop_views(xb, [training_view(rng, upright)])
         x = to_tensor(np.ascontiguousarray(xb))
         cosine_lr(opt, lr0, (time.time() - start) / budget)
         y = model(x)

@@ -157,3 +157,13 @@ def test_a_cut_jpeg_with_a_thumbnail_is_still_truncated():
     assert decode_image(whole).shape == (64, 64, 3)
     with pytest.raises(InvalidImage, match="truncated"):
         decode_image(whole[: len(whole) - 300], name="cut.jpg")
+
+
+def test_a_jpeg_cut_where_a_marker_should_start_is_truncated():
+    """Cut right after a whole segment (and after fill bytes there): the walk reaches the end
+    where the next marker would be, and says the file ends before its end-of-image marker."""
+    data = _jpg(np.zeros((16, 16, 3), np.uint8))
+    first = 4 + int.from_bytes(data[4:6], "big")  # start-of-image, then the first segment
+    for cut in (data[:2], data[:first], data[:first] + b"\xff\xff"):
+        with pytest.raises(InvalidImage, match="ends before its end-of-image marker"):
+            decode_image(cut, name="cut.jpg")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from companion.errors import DataFileError
-from vision.readings import DiceReading, Die, SigilState, TopBox
+from vision.readings import DiceReading, Die, SigilState, TopBox, box_center
 
 GOOD = {"layout": "A", "lines": [[0, 5], [2, 9]], "crossed": [3, 7],
         "top": [{"value": 4, "circled": False}, {"value": 4, "circled": True},
@@ -83,3 +83,8 @@ def test_dice_reading_from_json_names_the_bad_die():
     with pytest.raises(DataFileError, match=r"at \$\.dice\[1\]"):
         DiceReading.from_json({"dice": [{"value": 1, "bbox": [0, 0, 1, 1]},
                                         {"value": 9, "bbox": [0, 0, 1, 1]}]}, source="r.json")
+
+
+def test_a_box_centre_is_the_same_for_a_die_and_its_box():
+    assert box_center([10, 20, 30, 60]) == (20.0, 40.0)
+    assert Die(3, "white", (10.0, 20.0, 30.0, 60.0), 0.9, "flat").center == (20.0, 40.0)

@@ -29,17 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.errors import DataFileError
-from vision.readings import DiceReading
+from vision.readings import DiceReading, box_center
 
-__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "box_center", "check_labels", "match",
-           "place", "point_inside", "score_image", "summarize"]
+__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "check_labels", "match", "place",
+           "point_inside", "score_image", "summarize"]
 
 EDGE_PX = 1.0  # a labelled top face this close to the image border is cut by the edge
-
-
-def box_center(box: Sequence[float]) -> tuple[float, float]:
-    """The centre ``(x, y)`` of ``box``."""
-    return ((box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0)
 
 
 def point_inside(p: tuple[float, float], box: Sequence[float]) -> bool:

@@ -40,14 +40,16 @@ from vision.imageio import as_bgr
 from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
-__all__ = ["CLASSES", "CROP", "DiceConfig", "candidates", "classify", "crop_batch", "crop_views",
-           "die_color", "read_dice", "share_inside"]
+__all__ = ["CLASSES", "CROP", "UPRIGHT_VIEWS", "DiceConfig", "candidates", "classify",
+           "crop_batch", "crop_views", "die_color", "read_dice", "share_inside"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
 STRIDE = 4  # detector output stride
 CROP_CONTEXT = 1.5  # crop side / top-face box side
 FACE_CROP = 48  # the face net's input side in pixels (a square window: the face keeps its shape)
+# the views (crop_views) that keep the image's up: the crop as it is and mirrored left to right
+UPRIGHT_VIEWS = (0, 4)
 MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "dice"
 
 
@@ -90,6 +92,13 @@ class DiceConfig:
         seventeen sets, 7 fewer cocked or unreadable dice read with a value; about 2 ms more
         per 1280x720 frame, for the unsure crops' four more views; 4 before;
         models/dice/HISTORY.md).
+    upright : read only those of the ``rotations`` views that keep the image's up
+        (:data:`UPRIGHT_VIEWS`: unturned, and mirrored left to right), for a classifier
+        trained on crops never turned (``models/dice/train.py --upright``): a camera that sees
+        a die from an angle sees its side faces below its top face. Off: such a net, the
+        committed one continued 40 minutes so, found and read more rendered dice but kept more
+        that are not dice, and read the real photos worse (rules UUUUU, VVVVV;
+        models/dice/HISTORY.md, session 54).
     turn_confidence : a crop whose unturned reading gives one class at least this probability
         keeps that reading and is not read in its other views (infinity: every crop in every
         view). The classifier learns a target of 0.955 for the true class (label smoothing
@@ -219,6 +228,7 @@ class DiceConfig:
     value_given_die: bool = True
     unreadable_min_score: float = 0.5
     rotations: int = 8
+    upright: bool = False
     turn_confidence: float = 0.95
     crop_aspect: float = 0.75
     crop_min_fill: float = 0.8
@@ -526,29 +536,31 @@ def crop_views(crops: np.ndarray, views: Sequence[int]) -> np.ndarray:
                            for k in views])
 
 
-def _classify(sess: object, crops: np.ndarray, views: int,
+def _classify(sess: object, crops: np.ndarray, views: Sequence[int],
               confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)`` of
-    the crops, each averaged over its first ``views`` views (:func:`crop_views`); a crop
-    whose unturned reading reaches ``confidence`` in one class keeps that reading."""
+    the crops, each averaged over its ``views`` (:func:`crop_views`, the first of them 0,
+    unturned); a crop whose unturned reading reaches ``confidence`` in one class keeps that
+    reading."""
     def run(batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
         clear = (_sigmoid(out[:, len(CLASSES)]) if out.shape[1] > len(CLASSES)
                  else np.zeros(len(out)))
         return _softmax(out[:, :len(CLASSES)]), clear
 
-    if views == 1 or math.isinf(confidence):
-        probs, clear = run(crop_views(crops, range(views)))
-        return (probs.reshape(views, len(crops), -1).mean(axis=0),
-                clear.reshape(views, len(crops)).mean(axis=0))
+    n = len(views)
+    if n == 1 or math.isinf(confidence):
+        probs, clear = run(crop_views(crops, views))
+        return (probs.reshape(n, len(crops), -1).mean(axis=0),
+                clear.reshape(n, len(crops)).mean(axis=0))
     probs, clear = run(crops)
     unsure = np.flatnonzero(probs.max(axis=1) < confidence)
     if len(unsure):
-        more, more_clear = run(crop_views(crops[unsure], range(1, views)))
-        more = more.reshape(views - 1, len(unsure), -1).sum(axis=0)
-        more_clear = more_clear.reshape(views - 1, len(unsure)).sum(axis=0)
-        probs[unsure] = (probs[unsure] + more) / views
-        clear[unsure] = (clear[unsure] + more_clear) / views
+        more, more_clear = run(crop_views(crops[unsure], views[1:]))
+        more = more.reshape(n - 1, len(unsure), -1).sum(axis=0)
+        more_clear = more_clear.reshape(n - 1, len(unsure)).sum(axis=0)
+        probs[unsure] = (probs[unsure] + more) / n
+        clear[unsure] = (clear[unsure] + more_clear) / n
     return probs, clear
 
 
@@ -557,12 +569,14 @@ def classify(image: np.ndarray, boxes: np.ndarray, config: DiceConfig,
     """The classifier's stage of :func:`read_dice` for top-face ``boxes`` ``(N, 4)``: their
     crops ``(N, CROP, CROP, 3)`` (:func:`crop_batch` at ``crop_aspect``), class probabilities
     ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)``, each averaged over the
-    crop's views (:func:`crop_views`) as ``rotations`` and ``turn_confidence`` say.
+    crop's views (:func:`crop_views`) as ``rotations``, ``upright`` and ``turn_confidence``
+    say.
 
     Convention: ``image`` BGR ``uint8``; boxes ``[x0, y0, x1, y1]`` in its pixels.
     """
     crops = crop_batch(image, boxes, aspect=config.crop_aspect, min_fill=config.crop_min_fill)
-    views = max(1, min(8, config.rotations))
+    views = [k for k in range(max(1, min(8, config.rotations)))
+             if not config.upright or k in UPRIGHT_VIEWS]
     probs, clear = _classify(_session(config.classifier_path), crops, views,
                              config.turn_confidence)
     return crops, probs, clear

@@ -343,6 +343,7 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     image, _ = render_scene(np.random.default_rng(4), width=480, height=360, count=(4, 6),
                             size_px=(40.0, 70.0), hand_rate=0.0)
     batches: list[int] = []
+    inputs: list[np.ndarray] = []
     outputs: list[np.ndarray] = []
     real = reader._session
 
@@ -352,6 +353,7 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
 
         def run(self, names, feeds):
             batches.append(len(feeds["input"]))
+            inputs.append(feeds["input"])
             out = self.sess.run(names, feeds)
             outputs.append(out[0])
             return out
@@ -390,6 +392,13 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     assert runs == [4 * n]
     _, runs = read(rotations=4, turn_confidence=1.01)
     assert runs == [n, 3 * n]
+    # upright: only the views that keep the image's up, the crop and its mirror image
+    _, runs = read(upright=True, turn_confidence=1.01)
+    assert runs == [n, n] and np.array_equal(inputs[-1], inputs[-2][..., ::-1])
+    _, runs = read(upright=True, turn_confidence=math.inf)
+    assert runs == [2 * n] and np.array_equal(inputs[-1][n:], inputs[-1][:n, ..., ::-1])
+    _, runs = read(upright=True, rotations=4, turn_confidence=1.01)
+    assert runs == [n]
 
 
 def test_crop_views_are_the_eight_symmetries_of_a_square():

@@ -40,6 +40,7 @@ from models.dice.train import (  # noqa: E402
     scene,
     tie_colour,
     train_detector,
+    training_view,
 )
 from models.dice.validate import CLOSEUP_LOOKS, rate_key  # noqa: E402
 from models.dice.validate import TABLE_LOOKS as SCENE_LOOKS  # noqa: E402
@@ -599,3 +600,9 @@ def test_edge_negatives_add_none_crops_and_change_nothing_else() -> None:
     assert all(any(np.array_equal(x, y) for y in new) for x in old[::7])
     with pytest.raises(ValueError, match="edge_rng"):
         render_data(1, np.random.default_rng(5), mix, edge_rate=0.5)
+
+
+@pytest.mark.parametrize(("upright", "views"), [(False, set(range(8))), (True, {0, 4})])
+def test_the_classifier_is_shown_its_crops_turned_unless_upright(upright, views) -> None:
+    rng = np.random.default_rng(0)
+    assert {training_view(rng, upright) for _ in range(400)} == views
