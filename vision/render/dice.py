@@ -642,8 +642,7 @@ def draw_dice(frame: np.ndarray, specs: Sequence[DieSpec], rng: np.random.Genera
                      else "translucent",
                      "bbox": box, "die_bbox": _clip_box(die_box, w, h), "state": state,
                      "visible": 1.0, "inside": inside,
-                     "quad": [[round(float(x), 2), round(float(y), 2)] for x, y in top_quad],
-}
+                     "quad": [[round(float(x), 2), round(float(y), 2)] for x, y in top_quad]}
     # top faces covered by nearer dice
     for i in range(len(specs)):
         if top_area[i] > 0:
