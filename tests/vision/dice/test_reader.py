@@ -117,6 +117,13 @@ def test_a_group_of_dice_seen_as_one_large_die_keeps_its_dice():
     _holds("sheet-group")
 
 
+def test_a_leaning_die_is_reported_cocked_without_a_value():
+    """A table with a die leaning on another among flat dice: a crop of it alone reads a value
+    (the lean check off), but its face leans from the plane the other dice share, so the
+    reader reports it ``"cocked"`` without a value; every flat die reads as without the check."""
+    _holds("leaning-die")
+
+
 def _die(value, box, confidence):
     return Die(value, "white", box, confidence, "flat" if value else "unreadable")
 
