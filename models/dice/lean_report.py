@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from models.dice.validate import with_models
 from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import match
 from vision.dice.lean import face_shape, leans
@@ -110,13 +110,7 @@ def main() -> None:
                         help="the renderer's exact face shapes instead of the face net's")
     parser.add_argument("--bars", type=_floats, default=[18, 20, 22, 25, 28])
     args = parser.parse_args()
-    config = DiceConfig()
-    if args.models:
-        folder = Path(args.models)
-        config = replace(config, detector_path=str(folder / "dice_detector.onnx"),
-                         classifier_path=str(folder / "dice_classifier.onnx"))
-        if (folder / "dice_face.onnx").is_file():
-            config = replace(config, face_path=str(folder / "dice_face.onnx"))
+    config = with_models(DiceConfig(), args.models)
     if args.focals:
         config = replace(config, lean_focals=tuple(args.focals))
     view = {k: v for k, v in (("cocked_rate", args.cocked_rate), ("wide_rate", args.wide_rate))

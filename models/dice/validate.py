@@ -177,6 +177,20 @@ def range_arg(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not LO,HI (two numbers)") from None
 
 
+def with_models(config: DiceConfig, folder: str | None) -> DiceConfig:
+    """``config`` reading the nets in ``folder`` (``--models``): its ``dice_detector.onnx`` and
+    ``dice_classifier.onnx``, and its ``dice_face.onnx`` where it has one (else the committed
+    face net); ``config`` itself when no folder is given."""
+    if not folder:
+        return config
+    path = Path(folder)
+    config = replace(config, detector_path=str(path / "dice_detector.onnx"),
+                     classifier_path=str(path / "dice_classifier.onnx"))
+    if (path / "dice_face.onnx").is_file():
+        config = replace(config, face_path=str(path / "dice_face.onnx"))
+    return config
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=200)
@@ -219,14 +233,7 @@ def main() -> None:
     if args.cocked_rate is not None:
         view["cocked_rate"] = args.cocked_rate
     looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
-    config = DiceConfig()
-    if args.models:
-        folder = Path(args.models)
-        config = replace(config, detector_path=str(folder / "dice_detector.onnx"),
-                         classifier_path=str(folder / "dice_classifier.onnx"))
-        if (folder / "dice_face.onnx").is_file():
-            config = replace(config, face_path=str(folder / "dice_face.onnx"))
-    config = parse_set(args.set, config)
+    config = parse_set(args.set, with_models(DiceConfig(), args.models))
     baseline = None if args.baseline_set is None else parse_set(args.baseline_set, config)
     paired = dict.fromkeys(("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
     results = []

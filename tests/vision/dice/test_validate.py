@@ -131,3 +131,17 @@ def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
                          ("no_such=1", "no field 'no_such'")):
         with pytest.raises(SystemExit, match=message):
             validate.parse_set([bad], DiceConfig())
+
+
+def test_models_folder_gives_its_nets_and_its_face_net_only_where_it_has_one(tmp_path):
+    from vision.dice import DiceConfig
+
+    committed = DiceConfig()
+    assert validate.with_models(committed, None) is committed
+    plain = validate.with_models(committed, str(tmp_path))
+    assert plain.detector_path == str(tmp_path / "dice_detector.onnx")
+    assert plain.classifier_path == str(tmp_path / "dice_classifier.onnx")
+    assert plain.face_path == committed.face_path
+    (tmp_path / "dice_face.onnx").write_bytes(b"")
+    assert validate.with_models(committed, str(tmp_path)).face_path == str(
+        tmp_path / "dice_face.onnx")
