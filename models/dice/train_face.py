@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.dice.train import SceneMix, conv_bn, export, scene
+from models.dice.train import SceneMix, conv_bn, cosine_lr, export, scene, to_tensor
 from vision.dice.lean import face_shape, view_shapes
 from vision.dice.reader import FACE_CROP, crop_batch, crop_views
 
@@ -94,10 +94,6 @@ def light_augment(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
-def to_input(batch: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(batch.transpose(0, 3, 1, 2).astype(np.float32) / 255.0 - 0.5)
-
-
 def train(crops: np.ndarray, shapes: np.ndarray, minutes: float, seed: int) -> FaceNet:
     """The face net trained for ``minutes`` (AdamW, cosine from 3e-3, smooth L1 loss)."""
     rng = np.random.default_rng(seed)
@@ -106,12 +102,11 @@ def train(crops: np.ndarray, shapes: np.ndarray, minutes: float, seed: int) -> F
     opt = torch.optim.AdamW(model.parameters(), 3e-3, weight_decay=1e-4)
     start, step = time.time(), 0
     while (elapsed := time.time() - start) < minutes * 60:
-        for group in opt.param_groups:
-            group["lr"] = 1.5e-3 * (1 + math.cos(math.pi * elapsed / (minutes * 60)))
+        cosine_lr(opt, 3e-3, elapsed / (minutes * 60))
         pick = rng.integers(0, len(crops), 256)
         k = int(rng.integers(8))
         x, y = crop_views(crops[pick], [k]), view_shapes(shapes[pick], k)
-        loss = F.smooth_l1_loss(model(to_input(light_augment(x, rng))), torch.from_numpy(y),
+        loss = F.smooth_l1_loss(model(to_tensor(light_augment(x, rng))), torch.from_numpy(y),
                                 beta=0.05)
         opt.zero_grad()
         loss.backward()
@@ -148,7 +143,7 @@ def main() -> None:
     print(f"{len(crops)} crops of {args.scenes} scenes in {time.time() - t0:.0f} s", flush=True)
     model = train(crops, shapes, args.minutes, args.seed)
     out = Path(args.out) / "dice_face.onnx"
-    export(model, to_input(crops[:2]), out, dynamic_hw=False)
+    export(model, to_tensor(crops[:2]), out, dynamic_hw=False)
     print(f"wrote {out}")
 
 

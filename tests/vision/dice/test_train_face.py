@@ -14,8 +14,8 @@ from vision.onnxmodel import onnx_session
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-from models.dice.train import export  # noqa: E402
-from models.dice.train_face import FaceNet, face_crops, to_input, train  # noqa: E402
+from models.dice.train import export, to_tensor  # noqa: E402
+from models.dice.train_face import FaceNet, face_crops, train  # noqa: E402
 
 
 def test_the_training_crops_hold_every_flat_and_leaning_die_twice_with_its_shape():
@@ -32,7 +32,7 @@ def test_a_face_net_exports_what_the_reader_reads(tmp_path):
     crops, shapes = face_crops(12, 4, cocked_rate=0.3, tile_rate=0.5)
     model = train(crops, shapes, minutes=0.02, seed=0)
     path = tmp_path / "dice_face.onnx"
-    export(model, to_input(crops[:2]), path, dynamic_hw=False)
+    export(model, to_tensor(crops[:2]), path, dynamic_hw=False)
     image = np.random.default_rng(0).integers(0, 255, (120, 160, 3), np.uint8)
     config = replace(DiceConfig(), face_path=str(path))
     out = face_shapes(image, [(10.0, 10.0, 50.0, 40.0), (60.0, 50.0, 100.0, 100.0)], config)
