@@ -29,8 +29,8 @@ import numpy as np
 from models.dice.validate import with_models
 from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import match
-from vision.dice.lean import face_shape, leans
-from vision.dice.reader import face_shapes
+from vision.dice.lean import face_shape
+from vision.dice.reader import face_shapes, lean_angles
 from vision.render.dice import render_scene
 
 
@@ -59,10 +59,7 @@ def scene_leans(image: np.ndarray, labels: list[dict], config: DiceConfig,
              else None for a in range(len(dice))]
     shapes = (np.array(truth) if exact
               else face_shapes(image, [d.bbox for d in dice], config))
-    h, w = image.shape[:2]
-    angles = leans(shapes, np.array([d.center for d in dice]), (w, h),
-                   tolerance=config.lean_tolerance, support=config.lean_support,
-                   focals=config.lean_focals)
+    angles = lean_angles(image, dice, config, shapes)
     return [Lean(labels[pairs[a]]["state"], float(angles[a]),
                  float(np.hypot(*(shapes[a] - truth[a]))),
                  float(max(d.bbox[2] - d.bbox[0], d.bbox[3] - d.bbox[1])))

@@ -45,7 +45,8 @@ from vision.onnxmodel import onnx_session
 from vision.readings import DiceReading, Die
 
 __all__ = ["CLASSES", "CROP", "UPRIGHT_VIEWS", "DiceConfig", "candidates", "classify",
-           "crop_batch", "crop_views", "die_color", "read_dice", "share_inside"]
+           "crop_batch", "crop_views", "die_color", "face_shapes", "lean_angles", "read_dice",
+           "share_inside"]
 
 CLASSES = ("none", "1", "2", "3", "4", "5", "6", "cocked", "unreadable")
 CROP = 40  # classifier input side in pixels
@@ -717,14 +718,24 @@ def face_shapes(image: np.ndarray, boxes: Sequence[Sequence[float]], config: Dic
     return np.mean([view_shapes(out[k], k) for k in range(views)], axis=0)
 
 
+def lean_angles(image: np.ndarray, dice: Sequence[Die], config: DiceConfig,
+                shapes: np.ndarray | None = None) -> np.ndarray:
+    """Each die's angle ``(N,)`` in degrees from the plane the dice share, as ``config``'s
+    ``lean_tolerance``, ``lean_support`` and ``lean_focals`` find it
+    (:func:`vision.dice.lean.leans`; NaN for every die when none is shared), from the face
+    net's shapes (:func:`face_shapes`) or, where given, from ``shapes`` ``(N, 2)``."""
+    if shapes is None:
+        shapes = face_shapes(image, [die.bbox for die in dice], config)
+    h, w = image.shape[:2]
+    return leans(shapes, np.array([die.center for die in dice]), (w, h),
+                 tolerance=config.lean_tolerance, support=config.lean_support,
+                 focals=config.lean_focals)
+
+
 def _leaning(image: np.ndarray, dice: list[Die], config: DiceConfig) -> list[Die]:
     """``dice`` with each die read with a value whose face leans more than ``lean_degrees``
-    from the plane the dice share (:func:`vision.dice.lean.leans`) reported ``"cocked"``."""
-    shapes = face_shapes(image, [die.bbox for die in dice], config)
-    h, w = image.shape[:2]
-    angles = leans(shapes, np.array([die.center for die in dice]), (w, h),
-                   tolerance=config.lean_tolerance, support=config.lean_support,
-                   focals=config.lean_focals)
+    from the plane the dice share (:func:`lean_angles`) reported ``"cocked"``."""
+    angles = lean_angles(image, dice, config)
     return [replace(die, value=None, state="cocked")
             if die.value is not None and angle > config.lean_degrees else die
             for die, angle in zip(dice, angles, strict=True)]
