@@ -30,8 +30,7 @@ from vision.readings import DiceReading, Die, box_center
 from vision.render.dice import render_closeup, render_scene
 
 __all__ = ["CLAIMS", "PINNED", "ClaimFails", "coarse_parts", "leaning_die", "main", "middle_pass",
-           "parts_dropped",
-           "rejected_crop", "search", "sheet_group", "split_closeup", "weak_peak"]
+           "parts_dropped", "rejected_crop", "search", "sheet_group", "split_closeup", "weak_peak"]
 
 Seed = int | Sequence[int]
 Values = tuple[int, ...]
