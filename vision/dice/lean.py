@@ -71,61 +71,76 @@ def shape_normals(shapes: np.ndarray) -> np.ndarray:
 
 
 def camera_normals(flat: np.ndarray, centres: np.ndarray, axis: Sequence[float],
-                   focal: float) -> np.ndarray:
+                   focal: float | Sequence[float]) -> np.ndarray:
     """The faces' unit normals ``(N, K, 3)`` in the camera's frame, from their image-plane
     normals ``flat`` ``(N, K, 2)`` (as a crop shows them, the line of sight square to it) at
     image points ``centres`` ``(N, 2)``, for a lens of focal length ``focal`` pixels whose axis
     meets the image at ``axis`` (0: a camera far away, every line of sight along its axis).
+    A sequence of ``F`` focal lengths gives ``(F, N, K, 3)``, one set per focal length.
 
     A face seen along a ray off the axis is drawn on the image plane obliquely: each image
     displacement is mapped to the plane square to the ray (by dropping its part along the ray),
     the face's shape read there, and the normal turned back into the camera's frame."""
+    focals = np.atleast_1d(np.asarray(focal, float))
     s2 = np.minimum((flat ** 2).sum(axis=-1), _MAX_SIN ** 2)
-    if focal <= 0:
-        return np.concatenate([flat, np.sqrt(1.0 - s2)[..., None]], axis=-1)
-    n = len(centres)
-    ray = np.concatenate([(np.asarray(axis, float) - centres) / focal, np.ones((n, 1))], axis=1)
-    ray /= np.linalg.norm(ray, axis=1, keepdims=True)
-    e1 = np.array([1.0, 0.0, 0.0]) - ray[:, :1] * ray
-    e1 /= np.linalg.norm(e1, axis=1, keepdims=True)
+    out = np.empty((len(focals), *flat.shape[:-1], 3))
+    out[focals <= 0] = np.concatenate([flat, np.sqrt(1.0 - s2)[..., None]], axis=-1)
+    lens = focals > 0
+    if lens.any():
+        out[lens] = _through_lens(flat, np.asarray(centres, float), axis, focals[lens])
+    return out if np.ndim(focal) else out[0]
+
+
+def _through_lens(flat: np.ndarray, centres: np.ndarray, axis: Sequence[float],
+                  focals: np.ndarray) -> np.ndarray:
+    """:func:`camera_normals` ``(F, N, K, 3)`` for the positive focal lengths ``focals``
+    ``(F,)``."""
+    ray = np.concatenate([(np.asarray(axis, float) - centres) / focals[:, None, None],
+                          np.ones((len(focals), len(centres), 1))], axis=-1)  # (F, N, 3)
+    ray /= np.linalg.norm(ray, axis=-1, keepdims=True)
+    e1 = np.array([1.0, 0.0, 0.0]) - ray[..., :1] * ray
+    e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
     e2 = np.cross(ray, e1)
-    frame = np.stack([e1, e2, ray], axis=2)  # (N, 3, 3): columns e1, e2, ray
-    k = frame[:, :2, :2].transpose(0, 2, 1)[:, None]  # (N, 1, 2, 2): image -> ray's plane
+    frame = np.stack([e1, e2, ray], axis=-1)  # (F, N, 3, 3): columns e1, e2, ray
+    k = frame[..., :2, :2].swapaxes(-1, -2)[:, :, None]  # (F, N, 1, 2, 2): image -> ray's plane
     ellipse = np.eye(2) - flat[..., :, None] * flat[..., None, :]  # (N, K, 2, 2)
-    seen = k @ ellipse @ k.transpose(0, 1, 3, 2)
+    seen = k @ ellipse @ k.swapaxes(-1, -2)
     w, e = np.linalg.eigh(seen)
     cos_t = np.sqrt(np.clip(w[..., 0] / np.maximum(w[..., 1], 1e-12), 0.0, 1.0))
     u = e[..., :, 0] * np.sqrt(1.0 - cos_t ** 2)[..., None]
     towards = (k @ flat[..., None])[..., 0]
     u = np.where(((u * towards).sum(axis=-1) < 0)[..., None], -u, u)
-    local = np.concatenate([u, cos_t[..., None]], axis=-1)  # (N, K, 3) in the ray's frame
-    return (frame[:, None] @ local[..., None])[..., 0]
+    local = np.concatenate([u, cos_t[..., None]], axis=-1)  # (F, N, K, 3) in the ray's frame
+    return (frame[:, :, None] @ local[..., None])[..., 0]
 
 
 def _angles(normal: np.ndarray, normals: np.ndarray) -> np.ndarray:
-    """Each die's least angle ``(..., N)`` from ``normal`` ``(..., 3)`` over its candidate
-    normals ``(N, K, 3)``."""
-    cos = np.clip(np.einsum("...c,nkc->...nk", normal, normals), -1.0, 1.0)
+    """Each die's least angle ``(..., M, N)`` from each of the normals ``(..., M, 3)`` over its
+    candidate normals ``(..., N, K, 3)``; the leading axes are matched."""
+    cos = np.clip(np.einsum("...mc,...nkc->...mnk", normal, normals), -1.0, 1.0)
     return np.degrees(np.arccos(cos.max(axis=-1)))
 
 
-def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, int, float]:
-    """The plane most dice share, from each die's candidate normals ``(N, K, 3)``: the
+def table_normal(normals: np.ndarray, tolerance: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plane most dice share, from each die's candidate normals ``(..., N, K, 3)``: the
     candidate that most dice come within ``tolerance`` degrees of (ties to the least summed
     angle, each clipped at ``tolerance``), refined as the mean of those dice's nearest normals.
-    Returns the plane's unit normal, how many dice lie within ``tolerance`` of it, and their
-    summed clipped angle."""
-    cands = normals.reshape(-1, 3)
-    ang = _angles(cands, normals)  # (N*K, N)
-    near = ang < tolerance
-    key = near.sum(axis=1) * 1e6 - np.minimum(ang, tolerance).sum(axis=1)
-    best = cands[int(np.argmax(key))]
-    pick = np.einsum("c,nkc->nk", best, normals).argmax(axis=1)
-    nearest = normals[np.arange(len(normals)), pick]
-    mean = nearest[_angles(best, normals) < tolerance].sum(axis=0)
-    mean /= np.linalg.norm(mean)
-    ang = _angles(mean, normals)
-    return mean, int((ang < tolerance).sum()), float(np.minimum(ang, tolerance).sum())
+    Returns the plane's unit normal ``(..., 3)``, how many dice lie within ``tolerance`` of it
+    and their summed clipped angle (each ``(...)``); the leading axes (one per set of dice, as
+    :func:`camera_normals` gives one per focal length) are kept."""
+    *lead, n, k, _ = normals.shape
+    cands = normals.reshape(*lead, n * k, 3)
+    ang = _angles(cands, normals)  # (..., N*K, N)
+    key = (ang < tolerance).sum(axis=-1) * 1e6 - np.minimum(ang, tolerance).sum(axis=-1)
+    best = np.take_along_axis(cands, key.argmax(axis=-1)[..., None, None], axis=-2)  # (..., 1, 3)
+    cos = np.einsum("...mc,...nkc->...mnk", best, normals)[..., 0, :, :]  # (..., N, K)
+    nearest = np.take_along_axis(normals, cos.argmax(axis=-1)[..., None, None], axis=-2)
+    within = (_angles(best, normals)[..., 0, :] < tolerance)[..., None]  # (..., N, 1)
+    mean = (nearest[..., 0, :] * within).sum(axis=-2)
+    mean /= np.linalg.norm(mean, axis=-1, keepdims=True)
+    ang = _angles(mean[..., None, :], normals)[..., 0, :]
+    return mean, (ang < tolerance).sum(axis=-1), np.minimum(ang, tolerance).sum(axis=-1)
 
 
 def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
@@ -141,23 +156,19 @@ def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
     tolerance : dice within this many degrees of a plane share it.
     support : the least number of dice that must share the plane.
     focals : the focal lengths tried, each a multiple of the image's longer side (0: a camera
-        far away); the one whose plane most dice share (then with the least summed angle) is
-        taken.
+        far away); the one whose plane most dice share (then with the least summed angle, then
+        the first) is taken.
     """
     n = len(shapes)
     out = np.full(n, np.nan)
     if n < max(support, 1):
         return out
     flat = shape_normals(np.asarray(shapes, float))
-    centres = np.asarray(centres, float)
     axis = (size[0] / 2.0, size[1] / 2.0)
-    best = None
-    for k in focals:
-        normals = camera_normals(flat, centres, axis, k * max(size))
-        normal, count, summed = table_normal(normals, tolerance)
-        if best is None or (count, -summed) > best[0]:
-            best = ((count, -summed), normal, normals)
-    (count, _), normal, normals = best
-    if count < support:
+    normals = camera_normals(flat, np.asarray(centres, float), axis,
+                             np.asarray(focals, float) * max(size))  # (F, N, K, 3)
+    normal, count, summed = table_normal(normals, tolerance)
+    best = int(np.lexsort((summed, -count))[0])  # most dice, then least summed, then first
+    if count[best] < support:
         return out
-    return _angles(normal, normals)
+    return _angles(normal[best][None], normals[best])[0]

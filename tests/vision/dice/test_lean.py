@@ -102,6 +102,44 @@ def test_table_normal_is_the_plane_most_dice_share():
     assert normal[2] == pytest.approx(math.cos(math.radians(40)), abs=1e-6)
 
 
+def test_several_focal_lengths_at_once_are_each_focal_length_alone():
+    """``camera_normals`` and ``table_normal`` over a leading axis of focal lengths (as
+    ``leans`` calls them) give, set by set, what each gives for one focal length."""
+    rng = np.random.default_rng(56)
+    flat = shape_normals(rng.uniform(-0.6, 0.6, (7, 2)))
+    centres = rng.uniform(0, 1, (7, 2)) * [1280, 720]
+    focals = [0.0, 2560.0, 1536.0, 704.0]
+    together = camera_normals(flat, centres, (640.0, 360.0), focals)
+    assert together.shape == (4, 7, 2, 3)
+    normal, count, summed = table_normal(together, 12.0)
+    for i, focal in enumerate(focals):
+        alone = camera_normals(flat, centres, (640.0, 360.0), focal)
+        np.testing.assert_array_equal(together[i], alone)
+        one_normal, one_count, one_summed = table_normal(alone, 12.0)
+        np.testing.assert_allclose(normal[i], one_normal, atol=1e-12)
+        assert count[i] == one_count
+        assert summed[i] == pytest.approx(float(one_summed), abs=1e-9)
+
+
+def test_the_order_the_focal_lengths_are_tried_in_does_not_matter():
+    """On the renderer's exact corners through a wide-angle lens, ``leans`` takes the same
+    focal length's plane whichever order the focal lengths come in (the choice is by count,
+    then summed angle, never by place unless both tie)."""
+    judged = 0
+    for seed in range(10):
+        _, labels = render_scene(np.random.default_rng(7300 + seed), width=1280, height=720,
+                                 count=(4, 8), cocked_rate=0.2, wide_rate=1.0)
+        labels = [lb for lb in labels if lb["state"] in ("flat", "cocked")]
+        shapes = np.array([face_shape(lb["quad"]) for lb in labels])
+        centres = np.array([((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+                            for b in (lb["bbox"] for lb in labels)])
+        ahead, behind = (leans(shapes, centres, (1280, 720), tolerance=12.0, support=3,
+                               focals=order) for order in (FOCALS, FOCALS[::-1]))
+        np.testing.assert_allclose(ahead, behind, atol=1e-9)
+        judged += int(not np.isnan(ahead).all())
+    assert judged >= 8
+
+
 def test_too_few_dice_are_not_judged():
     shapes = np.array([face_shape(_seen(40, 90)), face_shape(_seen(10, 0))])
     out = leans(shapes, np.zeros((2, 2)), (640, 480), tolerance=12.0, support=3, focals=FOCALS)
