@@ -121,14 +121,13 @@ def _angles(normal: np.ndarray, normals: np.ndarray) -> np.ndarray:
     return np.degrees(np.arccos(cos.max(axis=-1)))
 
 
-def table_normal(normals: np.ndarray, tolerance: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
     """The plane most dice share, from each die's candidate normals ``(..., N, K, 3)``: the
     candidate that most dice come within ``tolerance`` degrees of (ties to the least summed
     angle, each clipped at ``tolerance``), refined as the mean of those dice's nearest normals.
-    Returns the plane's unit normal ``(..., 3)``, how many dice lie within ``tolerance`` of it
-    and their summed clipped angle (each ``(...)``); the leading axes (one per set of dice, as
-    :func:`camera_normals` gives one per focal length) are kept."""
+    Returns the plane's unit normal ``(..., 3)`` and each die's angle from it ``(..., N)``; the
+    leading axes (one per set of dice, as :func:`camera_normals` gives one per focal length)
+    are kept."""
     *lead, n, k, _ = normals.shape
     cands = normals.reshape(*lead, n * k, 3)
     ang = _angles(cands, normals)  # (..., N*K, N)
@@ -136,11 +135,10 @@ def table_normal(normals: np.ndarray, tolerance: float
     best = np.take_along_axis(cands, key.argmax(axis=-1)[..., None, None], axis=-2)  # (..., 1, 3)
     cos = np.einsum("...mc,...nkc->...mnk", best, normals)[..., 0, :, :]  # (..., N, K)
     nearest = np.take_along_axis(normals, cos.argmax(axis=-1)[..., None, None], axis=-2)
-    within = (_angles(best, normals)[..., 0, :] < tolerance)[..., None]  # (..., N, 1)
-    mean = (nearest[..., 0, :] * within).sum(axis=-2)
+    near = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0).max(axis=-1)))  # _angles of best
+    mean = (nearest[..., 0, :] * (near < tolerance)[..., None]).sum(axis=-2)
     mean /= np.linalg.norm(mean, axis=-1, keepdims=True)
-    ang = _angles(mean[..., None, :], normals)[..., 0, :]
-    return mean, (ang < tolerance).sum(axis=-1), np.minimum(ang, tolerance).sum(axis=-1)
+    return mean, _angles(mean[..., None, :], normals)[..., 0, :]
 
 
 def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
@@ -167,8 +165,8 @@ def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
     axis = (size[0] / 2.0, size[1] / 2.0)
     normals = camera_normals(flat, np.asarray(centres, float), axis,
                              np.asarray(focals, float) * max(size))  # (F, N, K, 3)
-    normal, count, summed = table_normal(normals, tolerance)
+    angles = table_normal(normals, tolerance)[1]  # (F, N)
+    count = (angles < tolerance).sum(axis=-1)
+    summed = np.minimum(angles, tolerance).sum(axis=-1)
     best = int(np.lexsort((summed, -count))[0])  # most dice, then least summed, then first
-    if count[best] < support:
-        return out
-    return _angles(normal[best][None], normals[best])[0]
+    return angles[best] if count[best] >= support else out
