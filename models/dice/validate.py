@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -191,7 +192,8 @@ def with_models(config: DiceConfig, folder: str | None) -> DiceConfig:
     return config
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The options of a rendered set (and of the reader's models and settings)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=777)
@@ -227,19 +229,18 @@ def main() -> None:
                         "fields (the baseline) and report, scene by scene, the dice read right "
                         "that it gains and loses and the false positives it adds and removes "
                         "against that baseline (\"paired\")")
-    args = parser.parse_args()
+    return parser
+
+
+def scenes(args: argparse.Namespace) -> Iterator[tuple[np.ndarray, list[dict], dict]]:
+    """The set's scenes, one after another: image, labels and the renderer's ``extras``
+    (``hand_mask`` where a hand is drawn; empty for close-ups), scene ``i`` from the
+    generator seeded ``[args.seed, i]``."""
     view = {k: v for k, v in (("tilt_deg", args.tilt), ("size_px", args.size),
                               ("stretch", args.stretch)) if v}
     if args.cocked_rate is not None:
         view["cocked_rate"] = args.cocked_rate
     looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
-    config = parse_set(args.set, with_models(DiceConfig(), args.models))
-    baseline = None if args.baseline_set is None else parse_set(args.baseline_set, config)
-    paired = dict.fromkeys(("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
-    results = []
-    hand_tp = hand_fp = hand_fn = hand_tn = 0
-    clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
-    leaning = dict.fromkeys(("labelled", "found", "null", "cocked", "flat_called_cocked"), 0)
     for i in range(args.count):
         extras: dict = {}
         rng = np.random.default_rng([args.seed, i])
@@ -251,6 +252,20 @@ def main() -> None:
             image, labels = render_scene(rng, extras=extras, **table_rates, **view)
         if args.recolour:  # its own stream: the scenes stay those of the same seed
             image = recolour(image, np.random.default_rng([args.seed, i, 1]))
+        yield image, labels, extras
+
+
+def main() -> None:
+    args = build_parser().parse_args()
+    looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
+    config = parse_set(args.set, with_models(DiceConfig(), args.models))
+    baseline = None if args.baseline_set is None else parse_set(args.baseline_set, config)
+    paired = dict.fromkeys(("gained", "lost", "fp_added", "fp_removed", "hand_changed"), 0)
+    results = []
+    hand_tp = hand_fp = hand_fn = hand_tn = 0
+    clear_hit = clear_n = other_wrong = other_n = wrong_unreadable = 0
+    leaning = dict.fromkeys(("labelled", "found", "null", "cocked", "flat_called_cocked"), 0)
+    for i, (image, labels, extras) in enumerate(scenes(args)):
         reading, pairs, result = _scored(str(i), image, labels, config)
         results.append(result)
         if baseline is not None:
