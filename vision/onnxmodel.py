@@ -7,10 +7,12 @@ per process is enough however many readers use it.
 
 from __future__ import annotations
 
+import functools
+import platform
 import threading
 from pathlib import Path
 
-__all__ = ["onnx_session", "session_options"]
+__all__ = ["int8_exact", "onnx_session", "session_options", "vnni"]
 
 _SESSIONS: dict[tuple[str, str], object] = {}
 _LOCK = threading.Lock()
@@ -47,3 +49,28 @@ def onnx_session(path: str | Path, what: str = "model", *, role: str = "") -> ob
                                         providers=["CPUExecutionProvider"])
             _SESSIONS[key, role] = sess
         return sess
+
+
+def vnni(cpuinfo: str) -> bool:
+    """Whether the first ``flags`` line of a Linux ``/proc/cpuinfo`` text names VNNI
+    (``avx512_vnni`` or ``avx_vnni``)."""
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return bool({"avx512_vnni", "avx_vnni"} & set(line.partition(":")[2].split()))
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def int8_exact() -> bool:
+    """Whether onnxruntime's 8-bit kernels compute exactly on this CPU, so that an int8 net
+    reads here as it was measured: an x86-64 CPU with VNNI (its dot products sum in 32
+    bits), told from ``/proc/cpuinfo``. Without VNNI the u8s8 kernels sum pairs of products
+    in 16 bits, which can saturate; the exact u8u8 kernels (``session.x64quantprecision``)
+    made the dice classifier slower than its float net. False wherever this cannot be told
+    (other CPUs and systems): the float nets are read there."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        return vnni(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False

@@ -57,6 +57,7 @@ import numpy as np
 
 from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import ImageResult, match, score_image, summarize
+from vision.dice.reader import float_file, net_file
 from vision.readings import DiceReading
 from vision.render.dice import render_closeup, render_scene
 
@@ -179,16 +180,17 @@ def range_arg(text: str) -> tuple[float, float]:
 
 
 def with_models(config: DiceConfig, folder: str | None) -> DiceConfig:
-    """``config`` reading the nets in ``folder`` (``--models``): its ``dice_detector.onnx`` and
-    ``dice_classifier.onnx``, and its ``dice_face.onnx`` where it has one (else the committed
-    face net); ``config`` itself when no folder is given."""
+    """``config`` reading the nets in ``folder`` (``--models``): its ``dice_detector.onnx``
+    and classifier, and its face net where it has one (else the committed face net), each
+    the file :func:`vision.dice.reader.net_file` takes (the int8 copy where the folder has
+    one and this CPU runs it exactly); ``config`` itself when no folder is given."""
     if not folder:
         return config
     path = Path(folder)
-    config = replace(config, detector_path=str(path / "dice_detector.onnx"),
-                     classifier_path=str(path / "dice_classifier.onnx"))
-    if (path / "dice_face.onnx").is_file():
-        config = replace(config, face_path=str(path / "dice_face.onnx"))
+    config = replace(config, detector_path=str(float_file(path, "detector")),
+                     classifier_path=str(net_file(path, "classifier")))
+    if net_file(path, "face").is_file():
+        config = replace(config, face_path=str(net_file(path, "face")))
     return config
 
 
@@ -198,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=777)
     parser.add_argument("--models", help="folder with dice_detector.onnx, dice_classifier.onnx "
-                        "and, if it has one, dice_face.onnx (else the committed face net)")
+                        "and, if it has one, dice_face.onnx (else the committed face net); "
+                        "each net's .int8.onnx copy where the folder has one")
     parser.add_argument("--set", action="append", default=[], help="DiceConfig field=value")
     parser.add_argument("--closeups", action="store_true",
                         help="close-ups of one die (render_closeup) instead of table scenes")

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 
 from vision.dice import DiceConfig
-from vision.dice.reader import CROP
+from vision.dice.reader import CROP, MODEL_DIR, float_file
 from vision.onnxmodel import session_options
 
 onnx = pytest.importorskip("onnx")
@@ -18,7 +18,7 @@ from onnx import numpy_helper  # noqa: E402
 
 from models.dice.soup import interpolate, main  # noqa: E402
 
-CLASSIFIER = Path(DiceConfig().classifier_path)
+CLASSIFIER = float_file(MODEL_DIR, "classifier")  # the float net, as trained
 DETECTOR = Path(DiceConfig().detector_path)
 pytestmark = pytest.mark.skipif(not CLASSIFIER.is_file(), reason="dice classifier not trained")
 

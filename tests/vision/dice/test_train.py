@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.dice import DiceConfig
-from vision.dice.reader import CLASSES, CROP
+from vision.dice.reader import CLASSES, CROP, MODEL_DIR, float_file
 from vision.onnxmodel import onnx_session
 from vision.render.dice import COCKED_RATE, render_closeup, render_scene
 
@@ -45,7 +45,7 @@ from models.dice.train import (  # noqa: E402
 from models.dice.validate import CLOSEUP_LOOKS, rate_key  # noqa: E402
 from models.dice.validate import TABLE_LOOKS as SCENE_LOOKS  # noqa: E402
 
-COMMITTED = Path(DiceConfig().classifier_path)
+COMMITTED = float_file(MODEL_DIR, "classifier")  # the float net, as trained
 DETECTOR = Path(DiceConfig().detector_path)
 
 

@@ -133,9 +133,11 @@ def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
             validate.parse_set([bad], DiceConfig())
 
 
-def test_models_folder_gives_its_nets_and_its_face_net_only_where_it_has_one(tmp_path):
-    from vision.dice import DiceConfig
+def test_models_folder_gives_its_nets_and_its_face_net_only_where_it_has_one(tmp_path,
+                                                                            monkeypatch):
+    from vision.dice import DiceConfig, reader
 
+    monkeypatch.setattr(reader, "int8_exact", lambda: True)  # a CPU that runs int8 exactly
     committed = DiceConfig()
     assert validate.with_models(committed, None) is committed
     plain = validate.with_models(committed, str(tmp_path))
@@ -145,3 +147,12 @@ def test_models_folder_gives_its_nets_and_its_face_net_only_where_it_has_one(tmp
     (tmp_path / "dice_face.onnx").write_bytes(b"")
     assert validate.with_models(committed, str(tmp_path)).face_path == str(
         tmp_path / "dice_face.onnx")
+    # each net's int8 copy (models/dice/quantize.py) is read in place of its float file
+    (tmp_path / "dice_classifier.int8.onnx").write_bytes(b"")
+    copies = validate.with_models(committed, str(tmp_path))
+    assert copies.classifier_path == str(tmp_path / "dice_classifier.int8.onnx")
+    assert copies.face_path == str(tmp_path / "dice_face.onnx")
+    (tmp_path / "dice_face.int8.onnx").write_bytes(b"")
+    copies = validate.with_models(committed, str(tmp_path))
+    assert copies.face_path == str(tmp_path / "dice_face.int8.onnx")
+    assert copies.detector_path == str(tmp_path / "dice_detector.onnx")
