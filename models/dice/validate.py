@@ -189,9 +189,8 @@ def with_models(config: DiceConfig, folder: str | None) -> DiceConfig:
     path = Path(folder)
     config = replace(config, detector_path=str(float_file(path, "detector")),
                      classifier_path=str(net_file(path, "classifier")))
-    if net_file(path, "face").is_file():
-        config = replace(config, face_path=str(net_file(path, "face")))
-    return config
+    face = net_file(path, "face")
+    return replace(config, face_path=str(face)) if face.is_file() else config
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -293,6 +293,13 @@ class DiceConfig:
     face_path: str = field(default_factory=lambda: str(net_file(MODEL_DIR, "face")))
 
 
+@functools.cache
+def _default_config() -> DiceConfig:
+    """The default :class:`DiceConfig`, made once per process: its net paths look for the
+    int8 copy and ask the CPU (:func:`net_file`), which need not be done again every frame."""
+    return DiceConfig()
+
+
 def _session(path: str, role: str = "") -> object:
     return onnx_session(path, "dice model (train it with models/dice/train.py)", role=role)
 
@@ -795,7 +802,7 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     >>> read_dice(np.zeros((48, 64, 3), np.uint8)).dice
     ()
     """
-    config = config or DiceConfig()
+    config = config or _default_config()
     image = as_bgr(image)
     # whole: found whole, by a coarser pass or (below) by the second look
     boxes, scores, hand, whole = _candidates(image, config)
