@@ -20,6 +20,10 @@ from typing import Any
 from companion.errors import DataFileError
 
 DIE_STATES = ("flat", "cocked", "unreadable")
+# the body colours the dice reader names (vision.dice.die_color, or "translucent" from its
+# classifier); "unknown" where a face gives nothing to measure
+DIE_COLORS = ("black", "grey", "white", "red", "orange", "yellow", "green", "blue", "purple",
+              "translucent", "unknown")
 N_CANDLES = 12
 N_TOP_BOXES = 7
 _UNKNOWN = re.compile(r"^(line (\d+)-(\d+)|candle (\d+)|top (\d+))$")

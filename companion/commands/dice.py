@@ -3,7 +3,8 @@
 - ``dice IMAGE... [--json]``: one line per image (``{"image": path, "dice": [...]}`` with
   ``--json``).
 - ``eval dice DIR [--json]``: reads every image of ``DIR/labels.json`` and prints ``images, dice,
-  accuracy, recall, fp_per_image, exact_rate, confusion`` (see :mod:`vision.dice.evaluate`).
+  accuracy, recall, fp_per_image, exact_rate, confusion``, and ``colour`` where labels name
+  the dice's colours (see :mod:`vision.dice.evaluate`).
 - ``bench dice DIR [--json]``: ``images, ms_median, ms_p95, peak_mb`` on one thread.
 - ``render dice OUT --count N --seed S``: synthetic labelled scenes and their ``labels.json``.
 """
@@ -70,6 +71,11 @@ def evaluate(args: argparse.Namespace) -> int:
             print(f"  true {true}: " + ", ".join(f"{k}:{v}" for k, v in row.items()))
         for where, row in score.by_place.items():
             print(f"  {where}: " + ", ".join(f"{k} {v}" for k, v in row.items()))
+        if score.colour is not None:
+            print(f"  colour: {score.colour['named']} of {score.colour['dice']} named as "
+                  f"labelled: " + "; ".join(
+                      f"{true} as " + ", ".join(f"{k} {v}" for k, v in row.items())
+                      for true, row in score.colour["confusion"].items()))
     return 0
 
 

@@ -11,7 +11,8 @@ documented figures, and a rule is judged at an offset no earlier rule has seen (
 lists the offsets used). The first form writes one line per set (``validate``'s JSON with the
 set's name) and prints the table; ``--table`` prints the table of earlier runs side by side:
 per set right / wrong / false positives / matched, their sums, the score right - wrong - false
-positives (the criterion since session 30) and the cocked or unreadable dice read with a value.
+positives (the criterion since session 30), the cocked or unreadable dice read with a value
+and the flat dice named by the colour they were drawn in.
 A development tool: it is not part of the command line.
 """
 
@@ -86,7 +87,19 @@ def table(runs: list[tuple[str, list[dict]]]) -> str:
         str(s["right"] - s["wrong"] - s["fp"]) for s in sums) + " |")
     lines.append("| non-flat read with a value | " + " | ".join(
         str(s["nonflat"]) for s in sums) + " |")
+    lines.append("| colour named as drawn | " + " | ".join(
+        _colours(reports) for _, reports in runs) + " |")
     return "\n".join(lines)
+
+
+def _colours(reports: list[dict]) -> str:
+    """The matched flat dice named by the colour they were drawn in, over a run's sets
+    (``validate``'s ``colour``), or "-" where a set has no such count (recoloured, or run
+    before session 58)."""
+    blocks = [r.get("colour") for r in reports]
+    if any(b is None for b in blocks):
+        return "-"
+    return f"{sum(b['named'] for b in blocks)} / {sum(b['dice'] for b in blocks)}"
 
 
 def _cell(c: dict[str, int]) -> str:

@@ -1,4 +1,4 @@
-"""Measure the dice reader on a rendered validation set: dice, hand flag, translucent colour.
+"""Measure the dice reader on a rendered validation set: dice, hand flag, colours.
 
     /work/venv/bin/python -m models.dice.validate --count 200 --seed 777 \
         [--models DIR] [--set value_threshold=0.6 --set hand_min_share=0.02]
@@ -31,6 +31,10 @@ on this set, never on the real photographs. Prints one JSON object:
   that covers at least 0.5% of the frame, and the flag's rate on scenes without a hand;
 - ``translucent``: on matched dice, the share of translucent dice named ``"translucent"`` and
   the share of the other dice wrongly named so.
+- ``colour`` (the ``eval dice`` figure, :func:`vision.dice.evaluate.colour_score`): of the
+  matched flat dice, how many the reader names by the colour they were drawn in, and the
+  confusion; null with ``--recolour``, whose turned hues no longer have the names the labels
+  give;
 - ``leaning``: the dice labelled cocked (no face within about 26 degrees of level), how many
   of them the reader finds, and of those how many it reports without a value and how many
   as ``cocked`` (``--cocked-rate`` draws more of them); and how many dice labelled flat the
@@ -314,6 +318,8 @@ def main() -> None:
         "recolour": args.recolour,
         "side": args.side if args.closeups else None,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in score.items()},
+        # a recoloured scene's hues no longer have the names its labels give
+        **({"colour": None} if args.recolour else {}),
         "wrong_values": wrong, "wrong_on_unreadable": wrong_unreadable, "leaning": leaning,
         "hand": {"precision": round(hand_tp / max(1, hand_tp + hand_fp), 4),
                  "recall": round(hand_tp / max(1, hand_tp + hand_fn), 4),

@@ -17,6 +17,9 @@ Figures:
 - ``by_place``: the labelled dice inside the view and those cut by its edge (their top-face
   box within ``EDGE_PX`` of the image border: pips may lie outside the view, so ``null`` is a
   fair answer there), each ``{dice, right, wrong, null, missed}``.
+- ``colour``: of the matched dice whose label names a body colour (:func:`label_colour`),
+  how many the reader names so (``dice``, ``named``, ``share``) and ``confusion``,
+  ``{labelled: {named: count}}``; null when no label names one.
 
 Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 """
@@ -29,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.errors import DataFileError
-from vision.readings import DiceReading, box_center
+from vision.readings import DIE_COLORS, DiceReading, box_center
 
-__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "check_labels", "match", "place",
-           "point_inside", "score_image", "summarize"]
+__all__ = ["EDGE_PX", "DiceScore", "ImageResult", "check_labels", "colour_score",
+           "label_colour", "match", "place", "point_inside", "score_image", "summarize"]
 
 EDGE_PX = 1.0  # a labelled top face this close to the image border is cut by the edge
 
@@ -40,6 +43,24 @@ EDGE_PX = 1.0  # a labelled top face this close to the image border is cut by th
 def point_inside(p: tuple[float, float], box: Sequence[float]) -> bool:
     """Whether the point ``p`` lies inside ``box`` (its edges included)."""
     return box[0] <= p[0] <= box[2] and box[1] <= p[1] <= box[3]
+
+
+def label_colour(label: Mapping[str, Any]) -> str | None:
+    """The body colour a labelled die's ``color`` names, as the reader names colours
+    (:data:`vision.readings.DIE_COLORS`): the whole text, or its first word when a comma or
+    a space follows it ("white die, black pips" is white); None when it names none of them
+    or the label has no ``color`` (an estimate such as ``color_est`` is not read).
+
+    Examples
+    --------
+    >>> label_colour({"color": "white die, black pips"}), label_colour({"color": "cream"})
+    ('white', None)
+    """
+    text = label.get("color")
+    if not isinstance(text, str):
+        return None
+    first = text.strip().lower().replace(",", " ").split(" ")[0]
+    return first if first in DIE_COLORS and first != "unknown" else None
 
 
 def match(read_boxes: Sequence[Sequence[float]],
@@ -82,6 +103,8 @@ class ImageResult:
     pairs: tuple[tuple[int | None, int | None], ...]  # (true value, read value) per label
     unmatched: tuple[int, ...] = ()  # the readings matched to no label (by index)
     places: tuple[str, ...] = ()  # per label, "inside" or "edge" (empty: image size unknown)
+    # (labelled, named) body colour of each matched die whose label names one (label_colour)
+    colours: tuple[tuple[str, str], ...] = ()
 
     @property
     def false_positives(self) -> int:
@@ -118,8 +141,11 @@ def score_image(name: str, reading: DiceReading, labels: Sequence[Mapping[str, A
             correct += 1
     paired = {i for i, _ in pairs}
     places = tuple(place(lb["bbox"], size) for lb in labels) if size else ()
+    colours = tuple((colour, reading.dice[i].color) for i, j in pairs
+                    if (colour := label_colour(labels[j])) is not None)
     return ImageResult(name, len(labels), len(pairs), correct, tuple(out),
-                       tuple(i for i in range(len(reading.dice)) if i not in paired), places)
+                       tuple(i for i in range(len(reading.dice)) if i not in paired), places,
+                       colours)
 
 
 @dataclass(frozen=True)
@@ -135,13 +161,35 @@ class DiceScore:
     unreadable: int = 0
     # "inside" / "edge" (see :func:`place`) -> counts of dice, right, wrong, null, missed
     by_place: dict[str, dict[str, int]] = field(default_factory=dict)
+    # {dice, named, share, confusion} of the matched dice whose label names a colour, or None
+    colour: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"images": self.images, "dice": self.dice, "accuracy": self.accuracy,
                 "recall": self.recall, "fp_per_image": self.fp_per_image,
                 "exact_rate": self.exact_rate, "confusion": self.confusion,
                 "read_rate": self.read_rate, "unreadable": self.unreadable,
-                "by_place": self.by_place}
+                "by_place": self.by_place, "colour": self.colour}
+
+
+def colour_score(pairs: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+    """The ``colour`` figure of ``(labelled, named)`` pairs: ``{dice, named, share,
+    confusion}`` with ``confusion`` ``{labelled: {named: count}}``; None without pairs.
+
+    Examples
+    --------
+    >>> colour_score([("white", "white"), ("white", "grey"), ("black", "black")])["share"]
+    0.6667
+    """
+    if not pairs:
+        return None
+    confusion: dict[str, dict[str, int]] = {}
+    for labelled, named in pairs:
+        row = confusion.setdefault(labelled, {})
+        row[named] = row.get(named, 0) + 1
+    named = sum(labelled == read for labelled, read in pairs)
+    return {"dice": len(pairs), "named": named, "share": round(named / len(pairs), 4),
+            "confusion": {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}}
 
 
 def summarize(results: Sequence[ImageResult]) -> DiceScore:
@@ -174,7 +222,8 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
                      exact_rate=round(sum(r.exact for r in results) / n, 4) if n else 0.0,
                      confusion=confusion,
                      read_rate=round(correct / dice, 4) if dice else 1.0,
-                     unreadable=unreadable, by_place=dict(sorted(by_place.items())))
+                     unreadable=unreadable, by_place=dict(sorted(by_place.items())),
+                     colour=colour_score([c for r in results for c in r.colours]))
 
 
 def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import cv2
 import numpy as np
@@ -46,6 +47,26 @@ def test_eval_prints_the_fixed_keys(rendered, capsys):
     assert set(report) >= {"images", "dice", "accuracy", "recall", "fp_per_image",
                            "exact_rate", "confusion"}
     assert report["images"] == 3
+
+
+def test_eval_scores_the_colours_the_labels_name(rendered, tmp_path, capsys):
+    """Rendered labels name each die's colour: eval counts the matched dice named so, in its
+    JSON and in its text; a folder whose labels name no colour has no colour figure."""
+    assert main(["eval", "dice", str(rendered), "--json"]) == 0
+    colour = json.loads(capsys.readouterr().out)["colour"]
+    assert colour["dice"] > 0 and 0 <= colour["named"] <= colour["dice"]
+    assert colour["named"] == sum(row.get(k, 0) for k, row in colour["confusion"].items())
+    assert main(["eval", "dice", str(rendered)]) == 0
+    assert f"colour: {colour['named']} of {colour['dice']} named as labelled" in \
+        capsys.readouterr().out
+    plain = shutil.copytree(rendered, tmp_path / "plain")
+    labels = json.loads((plain / "labels.json").read_text())
+    for entry in labels:
+        for die in entry["dice"]:
+            del die["color"]
+    (plain / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "dice", str(plain), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["colour"] is None
 
 
 def test_bench_prints_the_fixed_keys(rendered, capsys):

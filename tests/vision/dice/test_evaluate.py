@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from companion.errors import DataFileError
-from vision.dice.evaluate import check_labels, match, point_inside, score_image, summarize
+from vision.dice.evaluate import (
+    check_labels,
+    colour_score,
+    label_colour,
+    match,
+    point_inside,
+    score_image,
+    summarize,
+)
 from vision.readings import DiceReading, Die
 
 
@@ -49,6 +57,47 @@ def test_score_and_summary():
     assert s.confusion == {"2": {"2": 1}, "3": {"3": 1}, "4": {"null": 1}, "6": {"missed": 1}}
     assert set(s.to_json()) >= {"images", "dice", "accuracy", "recall", "fp_per_image",
                                 "exact_rate", "confusion"}
+
+
+@pytest.mark.parametrize(("label", "colour"), [
+    ({"color": "white"}, "white"),
+    ({"color": "white die, black pips"}, "white"),  # a source's description: its first word
+    ({"color": "Translucent casino die (red or blue)"}, "translucent"),
+    ({"color": "cream"}, None),  # not a name the reader gives
+    ({"color": "whiteish"}, None),
+    ({"color": "unknown"}, None),
+    ({"color_est": "red"}, None),  # an estimate is not a label
+    ({"color": 3}, None),
+    ({}, None),
+])
+def test_the_colour_a_label_names(label, colour):
+    assert label_colour(label) == colour
+
+
+def test_colours_are_scored_on_the_matched_dice_whose_label_names_one():
+    """A missed die and a die labelled without a colour count in no colour figure; without
+    any labelled colour the figure is null."""
+    reading = DiceReading((_die(3, [0, 0, 10, 10]), _die(4, [20, 0, 30, 10]),
+                           _die(5, [40, 0, 50, 10])))
+    labels = [{"value": 3, "bbox": [2, 2, 8, 8], "color": "black"},  # read white (_die)
+              {"value": 4, "bbox": [22, 2, 28, 8], "color": "white die, black pips"},
+              {"value": 5, "bbox": [42, 2, 48, 8]},  # no colour given
+              {"value": 6, "bbox": [100, 100, 110, 110], "color": "red"}]  # missed
+    r = score_image("a.jpg", reading, labels)
+    assert r.colours == (("black", "white"), ("white", "white"))
+    colour = summarize([r]).colour
+    assert colour == {"dice": 2, "named": 1, "share": 0.5,
+                      "confusion": {"black": {"white": 1}, "white": {"white": 1}}}
+    assert summarize([r]).to_json()["colour"] == colour
+    plain = [{k: v for k, v in lb.items() if k != "color"} for lb in labels]
+    assert summarize([score_image("b.jpg", reading, plain)]).colour is None
+
+
+def test_colour_score_counts_a_confusion():
+    assert colour_score([]) is None
+    assert colour_score([("white", "white"), ("white", "grey"), ("black", "black")]) == {
+        "dice": 3, "named": 2, "share": 0.6667,
+        "confusion": {"black": {"black": 1}, "white": {"grey": 1, "white": 1}}}
 
 
 @pytest.mark.parametrize(("doc", "where"), [

@@ -42,6 +42,10 @@ def test_the_counts_and_the_score_of_a_table():
     assert lines[4] == "| **sum** | 15 / 2 / 4 / 21 | 16 / 1 / 4 / 21 |"
     assert lines[5] == "| score | 9 | 11 |"  # right - wrong - false positives
     assert lines[6] == "| non-flat read with a value | 4 | 4 |"
+    assert lines[7] == "| colour named as drawn | - | - |"  # reports from before session 58
+    named = [{**r, "colour": {"dice": 9, "named": n}} for r, n in zip(b, (7, 8), strict=True)]
+    assert judge.table([("base", a), ("cand", named)]).splitlines()[7] == \
+        "| colour named as drawn | - | 15 / 18 |"
     other = [{**a[0], "name": "S1001"}, a[1]]  # another offset: the rows would not compare
     with pytest.raises(SystemExit, match="other: its sets are not base's"):
         judge.table([("base", a), ("other", other)])

@@ -120,6 +120,31 @@ def test_a_recoloured_run_reads_the_same_scenes_in_other_colours(monkeypatch, ca
     assert turned["dice"] == plain["dice"]  # the same dice, labelled the same
 
 
+def test_the_colour_block_counts_the_flat_dice_named_as_drawn(monkeypatch, capsys):
+    """Every matched flat die is counted once, under the colour it was drawn in; a reader
+    that names every die "red" names only the red ones right. Recoloured scenes have no
+    colour block: their labels' names no longer hold."""
+    plain = _run(monkeypatch, capsys)
+    colour = plain["colour"]
+    assert colour["dice"] == validate.counts(plain)["matched"] > 0
+    assert colour["named"] == sum(row.get(drawn, 0)
+                                  for drawn, row in colour["confusion"].items())
+    assert colour["dice"] == sum(sum(row.values()) for row in colour["confusion"].values())
+    real = validate.read_dice
+
+    def all_red(image, config):
+        reading = real(image, config)
+        return DiceReading(tuple(replace(d, color="red") for d in reading.dice), reading.hand)
+
+    monkeypatch.setattr(validate, "read_dice", all_red)
+    red = _run(monkeypatch, capsys)["colour"]
+    assert red["dice"] == colour["dice"]
+    assert red["named"] == sum(colour["confusion"].get("red", {}).values())
+    assert all(set(row) == {"red"} for row in red["confusion"].values())
+    monkeypatch.setattr(validate, "read_dice", real)
+    assert _run(monkeypatch, capsys, "--recolour")["colour"] is None
+
+
 def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
     from vision.dice import DiceConfig
 
