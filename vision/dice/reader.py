@@ -87,7 +87,12 @@ class DiceConfig:
     min_side : frames smaller than this (a crop of one die) are enlarged to it.
     peak_threshold : minimum detector heatmap score of a die centre (of a weak peak, below
         it: ``weak_threshold``).
-    none_threshold : a candidate whose "not a die" probability exceeds this is dropped.
+    none_threshold : a candidate whose "not a die" probability exceeds this is dropped (1:
+        never; ``die_threshold`` alone decides, and its product already drops every candidate
+        whose "not a die" probability exceeds 1 - ``die_threshold``, 0.65). 1 since session 58
+        (rule DDDDDD: 12 more dice read right, one more false positive and two more dice not
+        flat read with a value on an unseen rendered sample of eighteen sets, the real photos
+        read the same; 0.5 before; models/dice/HISTORY.md).
     die_threshold : a candidate is kept only when its detector score times the classifier's
         "is a die" probability reaches this.
     value_threshold : minimum class probability to report a value (given that the crop is
@@ -256,7 +261,7 @@ class DiceConfig:
     work_size: int = 512
     min_side: int = 96
     peak_threshold: float = 0.3
-    none_threshold: float = 0.5
+    none_threshold: float = 1.0
     die_threshold: float = 0.35
     value_threshold: float = 0.55
     value_given_die: bool = True

@@ -229,7 +229,7 @@ def test_a_value_is_measured_given_that_the_crop_is_a_die():
     doubted = np.array([0.45, 0.0, 0.0, 0.0, 0.0, 0.1, 0.35, 0.05, 0.05])
     sure_die = np.array([0.02, 0.0, 0.0, 0.0, 0.0, 0.2, 0.52, 0.16, 0.1])
     torn = np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.42, 0.43, 0.0, 0.05])
-    rejected = np.array([0.55, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0, 0.0])
+    rejected = np.array([0.7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0])
     crop = np.full((40, 40, 3), 200, np.uint8)
     box = (0.0, 0.0, 40.0, 40.0)
     given = DiceConfig()
@@ -246,6 +246,27 @@ def test_a_value_is_measured_given_that_the_crop_is_a_die():
     assert read(sure_die, given) == (None, "unreadable")
     assert read(torn, joint) == read(torn, given) == (None, "unreadable")
     assert read(rejected, joint) is read(rejected, given) is None
+
+
+def test_whether_a_crop_is_a_die_is_decided_by_the_detector_score_and_the_classifier_together():
+    """Since session 58 (``none_threshold`` 1) a candidate is kept when its detector score
+    times the classifier's "is a die" probability reaches ``die_threshold``: a strong peak
+    whose crop is "not a die" at 0.55 is kept (and read), a weaker one is not, and no crop
+    "not a die" at more than 1 - ``die_threshold`` is kept. At 0.5, as before, the first was
+    dropped."""
+    from vision.dice.reader import _die
+
+    p = np.array([0.55, 0.0, 0.0, 0.0, 0.0, 0.0, 0.45, 0.0, 0.0])
+    crop = np.full((40, 40, 3), 200, np.uint8)
+    box = (0.0, 0.0, 40.0, 40.0)
+    config = DiceConfig()
+    assert config.none_threshold == 1.0 and config.die_threshold == 0.35
+    die = _die(box, 0.9, p, crop, 0.0, config)  # 0.9 x 0.45 = 0.405
+    assert die is not None and (die.value, die.state) == (6, "flat")
+    assert _die(box, 0.7, p, crop, 0.0, config) is None  # 0.7 x 0.45 = 0.315
+    assert _die(box, 0.9, p, crop, 0.0, replace(config, none_threshold=0.5)) is None
+    barely = np.array([0.66, 0.0, 0.0, 0.0, 0.0, 0.0, 0.34, 0.0, 0.0])
+    assert _die(box, 1.0, barely, crop, 0.0, config) is None
 
 
 @pytest.mark.parametrize("window", [128, 100])  # 100: rounded up to the detector's 112
