@@ -232,6 +232,17 @@ class DiceConfig:
         cells is hand.
     translucent_threshold : a die whose "translucent" probability reaches this is named
         ``"translucent"`` instead of its hue.
+    neutral_saturation : a body whose median HSV saturation (0-255) is under this is named
+        black, grey or white by its brightness, not by its hue (:func:`die_color`). A white
+        or ivory die takes on the light's colour and the camera's white balance: on rendered
+        tables and close-ups (colour casts of up to about 15% a channel) the white dice's
+        body saturation has a median of 42 and a 95th percentile of 83, where the 5th
+        percentile of the purple dice, the palest colour drawn, is 86, of the green ones 113
+        and of the others 143-162. 85 since session 58 (rule EEEEEE: on an unseen rendered
+        sample of eighteen sets 675 more of 12460 dice named as drawn, the white dice named
+        a hue 632 to 88 of 2239, other dice named yellow 355 to 162, 4 yellow dice of 976 named
+        white, black unchanged; 100 lost 12 yellow dice, rule CCCCCC; 55 before;
+        models/dice/HISTORY.md, "Session 58").
     lean_degrees : a die read with a value whose top face leans more than this many degrees
         from the plane the other dice share is reported ``"cocked"``, without a value
         (:mod:`vision.dice.lean`; infinity: never). A crop of one die cannot tell a die
@@ -288,6 +299,7 @@ class DiceConfig:
     hand_threshold: float = 0.5
     hand_min_share: float = 0.02
     translucent_threshold: float = 0.7
+    neutral_saturation: float = 85.0
     lean_degrees: float = 25.0
     lean_tolerance: float = 12.0
     lean_support: int = 3
@@ -536,11 +548,13 @@ def share_inside(box: Sequence[float], others: Sequence[Sequence[float]]) -> flo
                 for o in others), default=0.0) / area
 
 
-def die_color(face: np.ndarray) -> str:
+def die_color(face: np.ndarray, neutral_saturation: float = DiceConfig.neutral_saturation,
+              ) -> str:
     """Name the body colour of a die from a BGR patch of its top face (pips are ignored).
 
     The face's pixels are split in two by Otsu's threshold on lightness; the larger part is
-    the body. Low saturation gives black / grey / white, else the hue names the colour.
+    the body. A dark body is black; a saturation under ``neutral_saturation`` (0-255) gives
+    grey or white by brightness; else the hue names the colour.
     """
     if face.size == 0:
         return "unknown"
@@ -554,7 +568,7 @@ def die_color(face: np.ndarray) -> str:
     hue, sat, val = np.median(hsv[body], axis=0)
     if val < 70:
         return "black"
-    if sat < 55:
+    if sat < neutral_saturation:
         return "white" if val > 150 else "grey"
     if hue < 8 or hue >= 165:
         return "red"
@@ -715,7 +729,8 @@ def _die(box: tuple[float, ...], score: float, p: np.ndarray, crop: np.ndarray,
     k = int(np.argmax(p[1:]))
     name = CLASSES[1 + k]
     inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
-    color = "translucent" if clear >= config.translucent_threshold else die_color(inner)
+    color = ("translucent" if clear >= config.translucent_threshold
+             else die_color(inner, config.neutral_saturation))
     if name in ("cocked", "unreadable"):
         if score < config.unreadable_min_score:
             return None

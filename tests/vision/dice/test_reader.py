@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -562,6 +563,33 @@ def test_die_color_names_the_body_not_the_pips(bgr, name):
     face[5:10, 5:10] = pip
     face[20:25, 20:25] = pip
     assert die_color(face) == name
+
+
+@pytest.mark.parametrize(("bgr", "name"), [
+    ((176, 228, 252), "white"),  # ivory under a warm light (saturation 77)
+    ((185, 250, 205), "white"),  # a white die under a green cast (66)
+    ((250, 215, 185), "white"),  # ... and under a cold, blue one (66)
+    ((165, 215, 240), "white"),  # ... and a warm one (80)
+    ((140, 142, 125), "grey"),   # a grey die, slightly green
+    ((110, 40, 125), "purple"),  # the palest colour the renderer draws, in its own light
+    ((60, 175, 200), "yellow"),  # a yellow die in shade
+])
+def test_die_color_names_a_cast_white_die_white_and_a_pale_colour_by_its_hue(bgr, name):
+    """A white or ivory die takes on the light's colour: under a cast it is still named white
+    (``neutral_saturation``), while the palest colour drawn keeps its hue."""
+    face = np.full((30, 30, 3), bgr, np.uint8)
+    face[5:10, 5:10] = (20, 20, 20)
+    face[20:25, 20:25] = (20, 20, 20)
+    assert die_color(face) == name
+
+
+def test_die_color_names_a_neutral_body_by_its_saturation_bar():
+    """Below the bar a body is neutral, from it on it is named by its hue: the bar is the
+    reader's own threshold, not a constant of the function."""
+    face = np.full((30, 30, 3), (130, 200, 215), np.uint8)  # cream: saturation 101
+    sat = int(cv2.cvtColor(face[:1, :1], cv2.COLOR_BGR2HSV)[0, 0, 1])
+    assert die_color(face, neutral_saturation=sat + 1) == "white"
+    assert die_color(face, neutral_saturation=sat) == "yellow"
 
 
 @pytest.mark.parametrize("source", sorted(REAL_FLOOR))
