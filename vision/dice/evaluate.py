@@ -47,9 +47,10 @@ def point_inside(p: tuple[float, float], box: Sequence[float]) -> bool:
 
 def label_colour(label: Mapping[str, Any]) -> str | None:
     """The body colour a labelled die's ``color`` names, as the reader names colours
-    (:data:`vision.readings.DIE_COLORS`): the whole text, or its first word when a comma or
-    a space follows it ("white die, black pips" is white); None when it names none of them
-    or the label has no ``color`` (an estimate such as ``color_est`` is not read).
+    (:data:`vision.readings.DIE_COLORS`), in any case: the whole text, or its first word
+    when a comma or a space follows it ("white die, black pips" is white); None when it
+    names none of them or the label has no ``color`` (an estimate such as ``color_est`` is
+    not read).
 
     Examples
     --------

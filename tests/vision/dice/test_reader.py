@@ -583,6 +583,21 @@ def test_die_color_names_a_cast_white_die_white_and_a_pale_colour_by_its_hue(bgr
     assert die_color(face) == name
 
 
+def test_die_color_names_only_the_colours_the_readings_know():
+    """Every name die_color gives, over bodies of every hue, lightness and saturation, is one
+    of vision.readings.DIE_COLORS, the names eval dice scores labels by."""
+    from vision.readings import DIE_COLORS
+
+    hsv = np.stack(np.meshgrid(np.arange(0, 180, 6), np.arange(0, 256, 15),
+                               np.arange(0, 256, 15), indexing="ij"), -1).reshape(-1, 1, 3)
+    bodies = cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
+    names = {die_color(np.broadcast_to(b, (12, 12, 3)).copy()) for b in bodies}
+    assert names <= set(DIE_COLORS)
+    assert names >= {"black", "grey", "white", "red", "orange", "yellow", "green", "blue",
+                     "purple"}
+    assert die_color(np.zeros((0, 0, 3), np.uint8)) == "unknown" and "unknown" in DIE_COLORS
+
+
 def test_die_color_names_a_neutral_body_by_its_saturation_bar():
     """Below the bar a body is neutral, from it on it is named by its hue: the bar is the
     reader's own threshold, not a constant of the function."""
