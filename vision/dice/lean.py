@@ -114,11 +114,15 @@ def _through_lens(flat: np.ndarray, centres: np.ndarray, axis: Sequence[float],
     return (frame[:, :, None] @ local[..., None])[..., 0]
 
 
+def _least_angle(cos: np.ndarray) -> np.ndarray:
+    """The least angle in degrees ``(...)`` of cosines ``(..., K)`` (a die's K candidates)."""
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0).max(axis=-1)))
+
+
 def _angles(normal: np.ndarray, normals: np.ndarray) -> np.ndarray:
     """Each die's least angle ``(..., M, N)`` from each of the normals ``(..., M, 3)`` over its
     candidate normals ``(..., N, K, 3)``; the leading axes are matched."""
-    cos = np.clip(np.einsum("...mc,...nkc->...mnk", normal, normals), -1.0, 1.0)
-    return np.degrees(np.arccos(cos.max(axis=-1)))
+    return _least_angle(np.einsum("...mc,...nkc->...mnk", normal, normals))
 
 
 def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +139,7 @@ def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.
     best = np.take_along_axis(cands, key.argmax(axis=-1)[..., None, None], axis=-2)  # (..., 1, 3)
     cos = np.einsum("...mc,...nkc->...mnk", best, normals)[..., 0, :, :]  # (..., N, K)
     nearest = np.take_along_axis(normals, cos.argmax(axis=-1)[..., None, None], axis=-2)
-    near = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0).max(axis=-1)))  # _angles of best
+    near = _least_angle(cos)  # (..., N): _angles of best, from the cosines at hand
     mean = (nearest[..., 0, :] * (near < tolerance)[..., None]).sum(axis=-2)
     mean /= np.linalg.norm(mean, axis=-1, keepdims=True)
     return mean, _angles(mean[..., None, :], normals)[..., 0, :]
