@@ -144,6 +144,11 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
             if value.lower() not in ("true", "false"):
                 raise SystemExit(f"--set {item}: {key} is true or false")
             changes[key] = value.lower() == "true"
+        elif str(kinds[key]).startswith("tuple[float"):
+            try:
+                changes[key] = tuple(float(v) for v in value.split(",") if v.strip())
+            except ValueError:
+                raise SystemExit(f"--set {item}: {key} is numbers separated by commas") from None
         else:
             changes[key] = int(value) if kinds[key] in (int, "int") else (
                 float(value) if kinds[key] in (float, "float") else value)

@@ -152,7 +152,10 @@ def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
                                  "value_given_die=True"], DiceConfig())
     assert (config.work_size, config.value_threshold, config.value_given_die) == (320, 0.6, True)
     assert validate.parse_set(["value_given_die=false"], config).value_given_die is False
+    focals = validate.parse_set(["lean_focals=0,2.5, 0.8"], config).lean_focals
+    assert focals == (0.0, 2.5, 0.8)
     for bad, message in (("value_given_die=yes", "true or false"),
+                         ("lean_focals=0,far", "numbers separated by commas"),
                          ("no_such=1", "no field 'no_such'")):
         with pytest.raises(SystemExit, match=message):
             validate.parse_set([bad], DiceConfig())
