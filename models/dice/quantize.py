@@ -1,17 +1,24 @@
 """Write an int8 copy of the dice classifier (or face net) calibrated on the reader's inputs.
 
     /work/venv/bin/python -m models.dice.quantize [--models models/dice] [--out models/dice] \
-        [--nets classifier] [--offset 50000] [--scenes 12] [--method percentile]
+        [--nets classifier,face] [--offset 50000] [--scenes 12] [--method percentile] \
+        [--set FIELD=VALUE ...]
 
 Each net's copy (``--nets``: the classifier, the face net or both) is onnxruntime's static
 quantization in QDQ form: weights int8 per output channel, activations uint8, their ranges
 calibrated (``--method``) on the batches the reader runs the net on while it reads the
 judge's rendered sets (:data:`models.dice.judge.RECIPES`) at seed offset ``--offset``:
 ``--scenes`` scenes of each set, three times as many of each close-up set. Offset +50000 is
-the calibration's own; no rule is judged there. The detector stays in float: its int8 copy
-ran slower than it. The face net's copy is not committed: judged with the classifier's
-(rule AAAAAA, models/dice/HISTORY.md, session 57) it was not kept, and it saves only about
-0.4 ms a frame.
+the calibration's own; no rule is judged there. ``--set`` changes the reader that gives
+those batches (DiceConfig fields). The detector stays in float: its int8 copy ran slower than
+it. Both other copies are committed, each calibrated by the reader of its session:
+
+- ``dice_classifier.int8.onnx`` (session 57, rule BBBBBB): ``--nets classifier --set
+  none_threshold=0.5`` (session 57's reader; since session 58 the reader's ``none_threshold``
+  is 1, which gives the calibration other crops);
+- ``dice_face.int8.onnx`` (session 59, rule HHHHHH): ``--nets face``.
+
+models/dice/HISTORY.md has both rules.
 
 Writes ``dice_<net>.int8.onnx`` into ``--out`` for each net, from the float nets in
 ``--models`` (``dice_detector.onnx``, ``dice_classifier.onnx`` and ``dice_face.onnx``, all
@@ -34,13 +41,13 @@ from pathlib import Path
 import numpy as np
 
 from models.dice.judge import RECIPES
-from models.dice.validate import build_parser, scenes
+from models.dice.validate import build_parser, parse_set, scenes
 from vision.dice import DiceConfig, read_dice, reader
 from vision.dice.reader import float_file, int8_file
 
 # the nets that can be quantized, by their DiceConfig field
 NETS = {"classifier": "classifier_path", "face": "face_path"}
-COMMITTED = ("classifier",)  # the nets whose int8 copy is committed (the default of --nets)
+COMMITTED = ("classifier", "face")  # the nets whose int8 copy is committed (the default of --nets)
 BATCH = 64  # calibration batch; a last part batch is left out
 METHODS = ("minmax", "percentile", "entropy")
 
@@ -140,6 +147,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nets", default=",".join(COMMITTED),
                         help="the nets to quantize, comma-separated (classifier, face; "
                         "default %(default)s)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="DiceConfig field of the reader that gives the calibration "
+                        "inputs (repeatable; default the committed reader's)")
     args = parser.parse_args(argv)
     nets = tuple(args.nets.split(","))
     if not nets or set(nets) - set(NETS):
@@ -149,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         if not path.is_file():
             parser.error(f"{path}: no such file (the float nets are read)")
     # calibrated on the float nets' inputs: what the reader gives them before any is quantized
-    config = replace(DiceConfig(), detector_path=str(float_file(models, "detector")),
+    config = replace(parse_set(args.set, DiceConfig()),
+                     detector_path=str(float_file(models, "detector")),
                      **{field: str(float_file(models, net)) for net, field in NETS.items()})
     inputs = calibration_inputs(config, args.offset, args.scenes, nets)
     out.mkdir(parents=True, exist_ok=True)

@@ -54,9 +54,10 @@ def test_recording_keeps_the_inputs_and_changes_no_reading():
                     "(no VNNI): the reader reads the float nets here")
 def test_the_committed_int8_copy_reads_as_its_float_net(inputs):
     """A copy left behind when its float net is trained again reads another net: it fails
-    here. Only the classifier's copy is committed; the face net is read in float."""
+    here. Both copies are committed: the classifier's (classes as the float net's) and the
+    face net's (face shapes near the float net's)."""
     assert [net for net in quantize.NETS if int8_file(MODEL_DIR, net).is_file()
-            ] == list(quantize.COMMITTED) == ["classifier"]
+            ] == list(quantize.COMMITTED) == ["classifier", "face"]
     x = inputs["classifier"]
     assert len(x) >= 100
     runs = [onnx_session(MODEL_DIR / name, role="test").run(None, {"input": x})[0]
@@ -64,6 +65,11 @@ def test_the_committed_int8_copy_reads_as_its_float_net(inputs):
     p, q = (_softmax(r[:, :len(reader.CLASSES)]) for r in runs)
     assert (p.argmax(axis=1) == q.argmax(axis=1)).mean() >= 0.95
     assert np.abs(p - q).mean() < 0.02
+    x = inputs["face"]
+    assert len(x) >= 20
+    f, g = (onnx_session(MODEL_DIR / name, role="test").run(None, {"input": x})[0]
+            for name in ("dice_face.onnx", "dice_face.int8.onnx"))
+    assert f.shape == g.shape and np.median(np.abs(f - g)) < 0.02
 
 
 def test_the_reader_takes_the_int8_copy_only_where_the_cpu_runs_it_exactly(monkeypatch,
@@ -74,10 +80,12 @@ def test_the_reader_takes_the_int8_copy_only_where_the_cpu_runs_it_exactly(monke
     (tmp_path / "dice_classifier.int8.onnx").write_bytes(b"")
     assert net_file(tmp_path, "classifier") == tmp_path / "dice_classifier.int8.onnx"
     assert DiceConfig().classifier_path == str(MODEL_DIR / "dice_classifier.int8.onnx")
-    assert DiceConfig().face_path == str(MODEL_DIR / "dice_face.onnx")  # no copy committed
+    assert DiceConfig().face_path == str(MODEL_DIR / "dice_face.int8.onnx")
+    assert DiceConfig().detector_path == str(MODEL_DIR / "dice_detector.onnx")  # no copy
     monkeypatch.setattr(reader, "int8_exact", lambda: False)
     assert net_file(tmp_path, "classifier") == tmp_path / "dice_classifier.onnx"
     assert DiceConfig().face_path == str(MODEL_DIR / "dice_face.onnx")
+    assert DiceConfig().classifier_path == str(MODEL_DIR / "dice_classifier.onnx")
 
 
 def test_too_few_calibration_inputs_are_refused(tmp_path):
@@ -93,6 +101,8 @@ def test_a_folder_without_the_float_nets_and_unknown_nets_are_refused(tmp_path, 
     with pytest.raises(SystemExit):
         quantize.main(["--nets", "classifier,detector", "--out", str(tmp_path)])
     assert "one or more of classifier, face" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="no field 'no_such'"):
+        quantize.main(["--set", "no_such=1", "--out", str(tmp_path)])
     assert not list(tmp_path.iterdir())
 
 
