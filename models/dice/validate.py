@@ -146,7 +146,7 @@ def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
             changes[key] = value.lower() == "true"
         elif str(kinds[key]).startswith("tuple[float"):
             try:
-                changes[key] = tuple(float(v) for v in value.split(",") if v.strip())
+                changes[key] = tuple(float(v) for v in value.split(","))
             except ValueError:
                 raise SystemExit(f"--set {item}: {key} is numbers separated by commas") from None
         else:

@@ -156,6 +156,8 @@ def test_set_parses_each_field_by_its_type_and_refuses_mistakes():
     assert focals == (0.0, 2.5, 0.8)
     for bad, message in (("value_given_die=yes", "true or false"),
                          ("lean_focals=0,far", "numbers separated by commas"),
+                         ("lean_focals=", "numbers separated by commas"),
+                         ("lean_focals=0,,2", "numbers separated by commas"),
                          ("no_such=1", "no field 'no_such'")):
         with pytest.raises(SystemExit, match=message):
             validate.parse_set([bad], DiceConfig())
