@@ -27,7 +27,8 @@ Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,13 +185,17 @@ def colour_score(pairs: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
     """
     if not pairs:
         return None
-    confusion: dict[str, dict[str, int]] = {}
-    for labelled, named in pairs:
-        row = confusion.setdefault(labelled, {})
-        row[named] = row.get(named, 0) + 1
     named = sum(labelled == read for labelled, read in pairs)
     return {"dice": len(pairs), "named": named, "share": round(named / len(pairs), 4),
-            "confusion": {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}}
+            "confusion": _confusion(pairs)}
+
+
+def _confusion(cells: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """``{row: {column: count}}`` of ``(row, column)`` cells, rows and columns sorted."""
+    table: dict[str, Counter[str]] = {}
+    for row, column in cells:
+        table.setdefault(row, Counter())[column] += 1
+    return {k: dict(sorted(v.items())) for k, v in sorted(table.items())}
 
 
 def summarize(results: Sequence[ImageResult]) -> DiceScore:
@@ -200,28 +205,26 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
     matched = sum(r.matched for r in results)
     correct = sum(r.correct for r in results)
     fp = sum(r.false_positives for r in results)
-    confusion: dict[str, dict[str, int]] = {}
+    cells: list[tuple[str, str]] = []  # (true, read) of every labelled die, for the confusion
     by_place: dict[str, dict[str, int]] = {}
     unreadable = 0
     for r in results:
         for k, (true, read) in enumerate(r.pairs):
-            row = confusion.setdefault(str(true), {})
             key = "null" if read is None else str(read)
             unreadable += read is None
-            row[key] = row.get(key, 0) + 1
+            cells.append((str(true), key))
             if r.places:  # the image's size was given
                 counts = by_place.setdefault(r.places[k], dict.fromkeys(
                     ("dice", "right", "wrong", "null", "missed"), 0))
                 counts["dice"] += 1
                 counts[key if key in ("null", "missed") else
                        "right" if read == true else "wrong"] += 1
-    confusion = {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}
     return DiceScore(images=n, dice=dice,
                      accuracy=round(correct / matched, 4) if matched else 0.0,
                      recall=round(matched / dice, 4) if dice else 1.0,
                      fp_per_image=round(fp / n, 4) if n else 0.0,
                      exact_rate=round(sum(r.exact for r in results) / n, 4) if n else 0.0,
-                     confusion=confusion,
+                     confusion=_confusion(cells),
                      read_rate=round(correct / dice, 4) if dice else 1.0,
                      unreadable=unreadable, by_place=dict(sorted(by_place.items())),
                      colour=colour_score([c for r in results for c in r.colours]))
