@@ -43,6 +43,8 @@ def body(schema: dict[str, Any]) -> dict[str, Any]:
         doc = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, "the body is not usable JSON: nested too deeply") from None
     problem = schema_error(doc, schema, "body")
     if problem:
         raise ApiError(400, problem)

@@ -119,6 +119,13 @@ def test_a_body_that_is_not_json_is_refused(client):
     assert res.status_code == 400 and "not valid JSON" in res.json["error"]
 
 
+def test_a_body_nested_too_deeply_is_refused(client):
+    gid = new_game(client)
+    deep = b'{"event":' + b"[" * 20000 + b"]" * 20000 + b"}"
+    res = client.post(f"/api/games/{gid}/events", data=deep, content_type="application/json")
+    assert res.status_code == 400 and "nested too deeply" in res.json["error"]
+
+
 def test_a_body_over_the_limit_is_413(client):
     res = client.post("/api/games/import", data=b"{" + b" " * (70 * 1024) + b"}",
                       content_type="application/json")
