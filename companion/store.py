@@ -43,6 +43,7 @@ from companion.errors import BadInput
 SCHEMA_VERSION = 1
 GAME_KINDS = ("cat", "machine")
 OPS = ("action", "amend", "undo", "redo")
+MAX_ID = 2**63 - 1   # the largest integer SQLite holds: no row has a larger id
 EXPORT_FORMAT = "doomcompanion-game"
 
 _SCHEMA = """
@@ -265,11 +266,17 @@ class Store:
                 (kind, title, self._clock(), _dump(setup), campaign_id))
             return int(cur.lastrowid)
 
-    def game(self, game_id: int) -> GameRecord:
+    def _by_id(self, sql: str, row_id: int) -> tuple[Any, ...] | None:
+        """The row ``sql`` selects ``WHERE id=?``; None when there is none (an id outside
+        SQLite's integer range names no row, rather than failing to bind)."""
+        if not 0 < row_id <= MAX_ID:
+            return None
         with self._lock:
-            row = self._db.execute(
-                "SELECT id, kind, title, created, setup, campaign_id, result FROM games "
-                "WHERE id=?", (game_id,)).fetchone()
+            return self._db.execute(sql + " WHERE id=?", (row_id,)).fetchone()
+
+    def game(self, game_id: int) -> GameRecord:
+        row = self._by_id("SELECT id, kind, title, created, setup, campaign_id, result "
+                          "FROM games", game_id)
         if row is None:
             raise KeyError(f"no game {game_id}")
         return _game(row)
@@ -353,9 +360,7 @@ class Store:
             return int(cur.lastrowid)
 
     def campaign(self, campaign_id: int) -> CampaignRecord:
-        with self._lock:
-            row = self._db.execute("SELECT id, title, created, setup FROM campaigns WHERE id=?",
-                                   (campaign_id,)).fetchone()
+        row = self._by_id("SELECT id, title, created, setup FROM campaigns", campaign_id)
         if row is None:
             raise KeyError(f"no campaign {campaign_id}")
         return CampaignRecord(row[0], row[1], row[2], json.loads(row[3]))

@@ -113,6 +113,29 @@ def test_game_endpoints_refuse_bad_events_and_unknown_games(client):
     assert client.get(f"/api/games/{gid}/share.png").status_code == 404
 
 
+HUGE = 99999999999999999999999   # beyond SQLite's integers
+
+
+@pytest.mark.parametrize(("method", "path", "payload"), [
+    ("get", f"/api/games/{HUGE}", None),
+    ("post", f"/api/games/{HUGE}/events", {"event": {"type": "add", "n": 1}}),
+    ("post", f"/api/games/{HUGE}/current", {}),
+    ("post", f"/api/games/{HUGE}/undo", {}),
+    ("get", f"/api/games/{HUGE}/export", None),
+    ("get", f"/api/campaigns/{HUGE}", None),
+    ("post", f"/api/campaigns/{HUGE}/familiar", {"player": "a", "familiar": "F01"}),
+])
+def test_an_id_beyond_the_databases_integers_is_no_such_game(client, method, path, payload):
+    res = getattr(client, method)(path, json=payload)
+    assert res.status_code == 404 and str(HUGE) in res.json["error"]
+
+
+def test_a_campaign_id_beyond_the_databases_integers_is_refused(client):
+    res = client.post("/api/games", json={"kind": "cat", "setup": {"target": 5},
+                                          "campaign_id": 10**30})
+    assert res.status_code == 400 and "no campaign" in res.json["error"]
+
+
 def test_a_body_that_is_not_json_is_refused(client):
     assert client.post("/api/games", data="kind=cat").status_code == 415
     res = client.post("/api/games", data="{nope", content_type="application/json")
