@@ -376,7 +376,8 @@ class CatAdapter:
         need = {"write": ("value",), "line": ("line",), "cross": ("candle",),
                 "turn": ("value", "line", "cross"), "toad": ("wild",),
                 "pick": ("familiar",), "power": ("familiar",)}[event["type"]]
-        missing = [k for k in need if k not in event and not (k == "candle" and "cross" in event)]
+        missing = [k for k in need if k not in event
+                   and not (k == "candle" and event.get("cross") is not None)]
         if missing:
             raise Refused(f"a {event['type']} needs {', '.join(missing)}")
         return int(p)

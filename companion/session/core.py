@@ -33,9 +33,16 @@ class Outcome:
         return {"ok": self.ok, "reason": self.reason, "event_id": self.event_id}
 
 
+# "integer" means a whole number written as one: 3.0 is refused, not stored as a float
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, v: isinstance(v, int) and not isinstance(v, bool)))
+
+
 def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
     """The first schema violation of ``doc`` as one line naming the JSON path, or None."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if not errors:
         return None

@@ -36,9 +36,10 @@ CREATE_CAMPAIGN: dict[str, Any] = {
         "title": {**TITLE, "minLength": 1},
         "goals": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 27},
                   "minItems": 9, "maxItems": 9, "uniqueItems": True},
-        "players": {"type": "array", "items": {"type": "string", "minLength": 1,
-                                                "maxLength": 24},
-                    "minItems": 1, "maxItems": 6},
+        # names as a game's setup keeps them (no blank name, none twice)
+        "players": {"type": "array", "items": {"type": "string", "maxLength": 24,
+                                                "pattern": r"^\S(.*\S)?$"},
+                    "minItems": 1, "maxItems": 6, "uniqueItems": True},
         "familiars": {"type": "boolean"},
     },
 }

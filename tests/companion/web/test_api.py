@@ -88,6 +88,12 @@ def test_a_correction_and_its_refusal(client):
     ("/api/games", [1, 2], 400, "is not of type 'object'"),
     ("/api/campaigns", {"title": "x", "goals": [1, 2, 3]}, 400, "$.goals"),
     ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400, "non-unique"),
+    ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["a", "a"]},
+     400, "$.players: ['a', 'a'] has non-unique"),
+    ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": [" "]},
+     400, "$.players[0]"),
+    ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["Ann "]},
+     400, "$.players[0]"),
     ("/api/games/import", {"format": "zip"}, 400, "body: at $"),
 ])
 def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status, fragment):

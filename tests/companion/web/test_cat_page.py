@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from companion.errors import BadInput
 from companion.session.engine import EngineMissing
 from companion.web import WebConfig, create_app
 
@@ -65,6 +66,8 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
       {"type": "write", "player": 0, "card": 0, "value": 5},
       {"type": "roll", "dice": [1, 1, 1]}], "still using this roll"),
     ([{"type": "tiebreak", "dice": [1, 2]}], "no tie"),
+    ([{"type": "roll", "dice": [3, 5, 5]},
+      {"type": "cross", "player": 0, "card": 0, "cross": None}], "a cross needs candle"),
 ])
 def test_refusals_give_the_reason_and_keep_the_state(hub, events, reason):
     s = hub.create_game("cat", "t", SETUP)
@@ -75,6 +78,18 @@ def test_refusals_give_the_reason_and_keep_the_state(hub, events, reason):
     out = s.submit(last)
     assert not out.ok and reason in out.reason
     assert s.view()["state"] == before
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "write", "player": 0, "card": 0, "value": 3.0},
+    {"type": "cross", "player": 0, "card": 0.0, "candle": 4},
+])
+def test_a_number_where_a_whole_number_belongs_is_refused(hub, event):
+    s = hub.create_game("cat", "t", SETUP)
+    assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok
+    with pytest.raises(BadInput, match="is not of type 'integer'"):
+        s.submit(event)
+    assert len(s.log.active) == 1
 
 
 def test_an_unread_die_is_corrected_by_amending_the_roll(hub):
