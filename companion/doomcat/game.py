@@ -160,6 +160,10 @@ class Card:
 
     def chord_problem(self, line: Line, *, moth: bool = False) -> str | None:
         """Why ``line`` cannot be drawn on this card now (geometry and crossed candles)."""
+        bd = board(self.layout)
+        if line not in bd.through:
+            return (f"line {'-'.join(map(str, line))} does not join two different candles of "
+                    f"this card (a < b, candles 0-{len(self.layout.candles) - 1})")
         if line in self.lines:
             return (f"{_said(self.layout, line)} is already drawn (One per candle pair: only "
                     "one line between any pair of candles)")
@@ -168,7 +172,6 @@ class Card:
             return (f"{_said(self.layout, line)} uses crossed-out "
                     f"{_said(self.layout, candle=crossed_ends[0])} (Usable: you "
                     "cannot use a candle after it is crossed out)")
-        bd = board(self.layout)
         if line not in bd.must_curve and bd.through[line]:
             return (f"{_said(self.layout, line)} passes through "
                     f"{_said(self.layout, candle=bd.through[line][0])} (Middles: never "

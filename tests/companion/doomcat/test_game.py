@@ -245,6 +245,12 @@ def test_direct_lines_sharing_a_candle_cannot_overlap():
     assert Card(base, lines=((0, 1),)).chord_problem((0, 2)) is None
 
 
+@pytest.mark.parametrize("line", [(3, 3), (5, 2), (0, 12)])
+def test_a_line_that_is_no_chord_of_the_card_is_a_problem_not_a_crash(line):
+    problem = Card(load_layout("A")).chord_problem(line)
+    assert problem is not None and "does not join two different candles" in problem
+
+
 # -------------------------------------------------------------- turns and players
 
 def test_every_player_uses_the_same_roll_and_plays_once_per_turn():

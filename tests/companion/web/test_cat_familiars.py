@@ -149,6 +149,13 @@ def test_the_raven_draws_an_extra_line_named_with_the_power(hub):
     assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["lines"] == [[1, 2], [4, 5]]
 
 
+def test_a_raven_line_from_a_candle_to_itself_is_refused(hub):
+    s = hub.create_game("cat", "t", solo("F02"))
+    s.submit({"type": "roll", "dice": [1, 2, 3]})
+    refused(s, {"type": "power", "player": 0, "familiar": "F02", "card": 0,
+                "extra_line": [3, 3]}, "Raven: line 3-3 does not join two different candles")
+
+
 def test_the_snake_erases_a_drawn_line_and_a_refused_power_says_why(hub):
     s = hub.create_game("cat", "t", solo("F07"))
     s.submit({"type": "roll", "dice": [1, 2, 3]})
