@@ -260,19 +260,19 @@ class MachineAdapter:
         cam = " (camera)" if event.get("source") == "camera" else ""
         if t == "modify":
             delta = "+1" if event.get("delta") == 1 else "-1"
-            return f"{engine.die_name(event['die'])} {delta}{cam}"
+            return f"{_dice_said(event.get('die'))} {delta}{cam}"
         if t == "reroll":
-            return f"re-roll {engine.die_name(event['die'])} -> {event.get('value', '?')}{cam}"
+            return f"re-roll {_dice_said(event.get('die'))} -> {event.get('value', '?')}{cam}"
         if t == "shield":
-            return f"shield with {engine.die_name(event['die'])}"
+            return f"shield with {_dice_said(event.get('die'))}"
         if t == "attack":
-            dice = event.get("dice", [])
-            return f"attack {self.part_name(str(event.get('part')))} with {engine.dice_names(dice)}"
+            return (f"attack {self.part_name(str(event.get('part')))} with "
+                    f"{_dice_said(event.get('dice'))}")
         if t == "end_turn":
             return "end of the player phase"
         if t == "cycle":
             locks = event.get("locks")
-            chosen = f" (lock: {engine.dice_names(locks)})" if locks else ""
+            chosen = f" (lock: {_dice_said(locks)})" if locks else ""
             return f"machine: {self.part_name(str(event.get('part')))} cycles{chosen}"
         if t == "grow":
             if event.get("part"):
@@ -289,3 +289,12 @@ class MachineAdapter:
         turn = state.game.get("turn")
         word = "won: the Doom Core is destroyed" if outcome == "won" else "lost: 0 HP"
         return {"outcome": outcome, "turn": turn, "summary": f"{word} (turn {turn})"}
+
+
+def _dice_said(dice: Any) -> str:
+    """A die id or a list of them as players count them ("die 2", "dice 1, 3"); "die ?" when
+    an event lacks them or holds something else (a log line never fails)."""
+    ids = [dice] if isinstance(dice, int) else dice
+    if isinstance(ids, list) and ids and all(isinstance(i, int) for i in ids):
+        return engine.dice_names(ids)
+    return "die ?"

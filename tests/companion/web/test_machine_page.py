@@ -105,6 +105,21 @@ def test_machine_events_are_checked(machine_app, event, status):
     assert message
 
 
+@pytest.mark.parametrize("event", [{"type": "modify"}, {"type": "reroll"},
+                                   {"type": "shield"}, {"type": "attack", "part": "x"}])
+def test_a_correction_to_an_event_without_its_die_is_refused_with_the_reason(machine_app,
+                                                                             event):
+    c = machine_app.test_client()
+    gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}}).json["game"]["id"]
+    done = c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll"}})
+    res = c.post(f"/api/games/{gid}/events/{done.json['outcome']['event_id']}",
+                 json={"event": event})
+    assert res.status_code == 409
+    assert res.json["outcome"]["reason"].startswith("correction refused: event 1 (")
+    assert "die ?" in res.json["outcome"]["reason"]
+    assert res.json["log"][0]["event"] == done.json["log"][0]["event"]
+
+
 def test_roll_for_me_stores_the_values(machine_app):
     c = machine_app.test_client()
     gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 2}}).json["game"]["id"]
