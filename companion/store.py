@@ -95,6 +95,11 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+class Damaged(BadInput):
+    """Stored data that cannot be used (a row edited by hand, a game an older version stored):
+    the message names the game or campaign and what is wrong with it."""
+
+
 @dataclass(frozen=True)
 class Op:
     """One row of a game's operation log."""
@@ -396,11 +401,14 @@ class Store:
                 "ops": [{k: v for k, v in op.to_json().items() if k != "id"} | {"ref": op.id}
                         for op in self.ops(game_id)]}
 
-    def import_game(self, doc: Mapping[str, Any]) -> int:
+    def import_game(self, doc: Mapping[str, Any],
+                    check: Callable[[int], None] | None = None) -> int:
         """Add an exported game as a new game (ids are renumbered); returns its id.
 
         The document must have been checked against the export schema by the caller; this
         checks the references between operations (an amendment targets an earlier action).
+        ``check`` is called with the new game's id before it is committed: whatever it raises
+        leaves nothing stored.
         """
         game = doc["game"]
         with self._lock:
@@ -432,6 +440,8 @@ class Store:
                          op.get("created") or self._clock()))
                     if op["op"] == "action" and op.get("ref") is not None:
                         ids[int(op["ref"])] = int(cur.lastrowid)
+                if check is not None:
+                    check(new_id)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")

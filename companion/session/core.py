@@ -18,7 +18,7 @@ import jsonschema
 
 from companion.errors import BadInput
 from companion.session.engine import EngineAdapter, Refused
-from companion.store import LogView, Store
+from companion.store import Damaged, LogView, Store
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,21 @@ def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
     return f"{what}: at {path}: {err.message}"
 
 
+def prepare(engine: EngineAdapter, setup: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A setup checked as a new game's is: its schema, the engine's own checks, its initial
+    state. Returns the prepared setup and the initial state; :class:`Refused` says what is
+    wrong ("setup: ..."). A prepared setup prepares to itself, so a stored game's is checked
+    the same way when it is opened or imported."""
+    problem = schema_error(setup, engine.setup_schema(), "setup")
+    if problem:
+        raise Refused(problem)
+    try:
+        prepared = engine.prepare_setup(setup)
+        return prepared, engine.initial(prepared)
+    except Refused as exc:
+        raise Refused(f"setup: {exc.reason}") from None
+
+
 class GameSession:
     """The live state of one stored game.
 
@@ -75,35 +90,35 @@ class GameSession:
         self._lock = threading.RLock()
         self.lock = self._lock   # held by callers that read the state to build an event
         self.warning = ""
+        try:
+            prepare(engine, self.record.setup)
+        except Refused as exc:   # stored by an older version, or its card is gone
+            raise Damaged(f"game {game_id} cannot be opened: {exc.reason}") from None
         self._refold()
 
     # -- folding -------------------------------------------------------------------------
-    def _fold(self, events: list[dict[str, Any]]) -> Any:
+    def _check(self, event: Mapping[str, Any]) -> str | None:
+        return schema_error(event, self.engine.event_schema(), "event")
+
+    def _fold(self, events: list[dict[str, Any]]) -> tuple[Any, str]:
+        """The state after the longest legal prefix of ``events``, and why the next event is
+        refused (its number, what it is, the reason; "" when every event folds)."""
         state = self.engine.initial(self.record.setup)
         for i, event in enumerate(events):
+            problem = self._check(event)
+            if problem:
+                return state, f"event {i + 1}: {problem}"
             try:
                 state = self.engine.apply(state, event)
             except Refused as exc:
-                raise Refused(f"event {i + 1} ({self.engine.describe(event, state)}): "
-                              f"{exc.reason}") from None
-        return state
+                return state, f"event {i + 1} ({self.engine.describe(event, state)}): {exc.reason}"
+        return state, ""
 
     def _refold(self) -> None:
+        # A log that no longer folds (an engine whose rules changed) keeps its longest legal
+        # prefix and says which event breaks.
         self.log: LogView = self.store.log(self.game_id)
-        try:
-            self.state = self._fold(self.log.events)
-            self.broken = ""
-        except Refused as exc:
-            # A log that no longer folds (an engine whose rules changed, an import): keep the
-            # longest legal prefix and say which event breaks.
-            self.broken = exc.reason
-            state = self.engine.initial(self.record.setup)
-            for event in self.log.events:
-                try:
-                    state = self.engine.apply(state, event)
-                except Refused:
-                    break
-            self.state = state
+        self.state, self.broken = self._fold(self.log.events)
 
     def _changed(self) -> None:
         result = self.engine.result(self.state)
@@ -115,7 +130,7 @@ class GameSession:
     # -- changes -------------------------------------------------------------------------
     def submit(self, event: Mapping[str, Any]) -> Outcome:
         """Check an event (schema, then rules) and store it when legal."""
-        problem = schema_error(event, self.engine.event_schema(), "event")
+        problem = self._check(event)
         if problem:
             raise BadInput(problem)
         with self._lock:
@@ -139,7 +154,7 @@ class GameSession:
 
     def amend(self, event_id: int, event: Mapping[str, Any]) -> Outcome:
         """Correct an earlier event (a misread die, a line...): refused if history breaks."""
-        problem = schema_error(event, self.engine.event_schema(), "event")
+        problem = self._check(event)
         if problem:
             raise BadInput(problem)
         with self._lock:
@@ -148,10 +163,9 @@ class GameSession:
                 raise BadInput(f"event {event_id} is not an active event of game "
                                f"{self.game_id}")
             events = [dict(event) if e.id == event_id else e.event for e in self.log.active]
-            try:
-                state = self._fold(events)
-            except Refused as exc:
-                self.warning = f"correction refused: {exc.reason}"
+            state, problem = self._fold(events)
+            if problem:
+                self.warning = f"correction refused: {problem}"
                 self._on_change(self.game_id)
                 return Outcome(False, self.warning)
             self.store.amend(self.game_id, event_id, dict(event))
@@ -186,7 +200,8 @@ class GameSession:
                 "game": self.record.to_json(),
                 "state": self.engine.view(self.state),
                 "log": [{"id": e.id, "event": e.event, "amended": e.amended,
-                         "text": self.engine.describe(e.event, self.state)}
+                         "text": self._check(e.event) or self.engine.describe(e.event,
+                                                                              self.state)}
                         for e in self.log.active],
                 "can_undo": self.log.can_undo, "can_redo": self.log.can_redo,
                 "warning": self.warning, "broken": self.broken,

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from companion.errors import BadInput
-from companion.session.core import GameSession, Outcome, schema_error
+from companion.session.core import GameSession, Outcome, prepare, schema_error
 from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavailable, load_engine
-from companion.store import Store
+from companion.store import Damaged, Store
 
 _CARD_ID = re.compile(r"^g(\d+)p(\d+)c(\d+)$")
 MIN_ROLL_AREA = 0.05   # smallest side of the roll area, as a fraction of the image
@@ -107,14 +107,10 @@ class Hub:
                 raise BadInput("campaigns are Doom Cat campaigns")
             from companion.session.campaigns import prepare_game
             setup = prepare_game(self.store, campaign_id, setup)
-        problem = schema_error(setup, engine.setup_schema(), "setup")
-        if problem:
-            raise BadInput(problem)
         try:
-            prepared = engine.prepare_setup(setup)
-            engine.initial(prepared)
+            prepared = prepare(engine, setup)[0]
         except Refused as exc:
-            raise BadInput(f"setup: {exc.reason}") from None
+            raise BadInput(exc.reason) from None
         with self._lock:
             gid = self.store.create_game(kind, title or engine.title, prepared,
                                          campaign_id=campaign_id)
@@ -139,13 +135,20 @@ class Hub:
 
     def current(self, kind: str) -> GameSession | None:
         """The game of this kind being played (restored from the store after a restart)."""
+        return self.opened(kind)[0]
+
+    def opened(self, kind: str) -> tuple[GameSession | None, str]:
+        """The current game of this kind, or None and why it cannot be opened ("" when there
+        is none, or its engine is missing: the engine's status says so)."""
         value = self.store.get_meta(f"current.{kind}")
         if value is None:
-            return None
+            return None, ""
         try:
-            return self.session(int(value))
+            return self.session(int(value)), ""
         except (NoSuchGame, EngineUnavailable):
-            return None
+            return None, ""
+        except Damaged as exc:
+            return None, str(exc)
 
     def make_current(self, game_id: int) -> GameSession:
         session = self.session(game_id)
@@ -155,7 +158,27 @@ class Hub:
         return session
 
     def import_game(self, doc: Mapping[str, Any]) -> int:
-        gid = self.store.import_game(doc)
+        """Store an exported game (checked against the export schema by the caller) as a new
+        game, checked as creating it and playing its events would be: refused (BadInput,
+        nothing stored) when it would not open or replay."""
+        engine = self.engine(doc["game"]["kind"])
+        try:
+            setup = prepare(engine, doc["game"]["setup"])[0]
+        except Refused as exc:
+            raise BadInput(f"import: {exc.reason}") from None
+        for i, op in enumerate(doc["ops"]):
+            problem = op.get("event") is not None and schema_error(
+                op["event"], engine.event_schema(), f"import: ops[{i}].event")
+            if problem:
+                raise BadInput(problem)
+
+        def replays(gid: int) -> None:
+            broken = GameSession(self.store, gid, engine).broken
+            if broken:
+                raise BadInput(f"import: {broken}")
+
+        gid = self.store.import_game({**doc, "game": {**doc["game"], "setup": setup}},
+                                     check=replays)
         self.games_bus.publish()
         return gid
 

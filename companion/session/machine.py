@@ -59,6 +59,8 @@ class MachineAdapter:
             # the starting parts turned over at the table, left to right (the rest shuffled)
             "revealed": {"type": "array", "minItems": 1, "maxItems": engine.REVEAL,
                          "uniqueItems": True, "items": PART_ID},
+            # a stored game's shuffled deck (its setup prepared already; the engine checks it)
+            "setup_event": {"type": "object"},
         }}
 
     def event_schema(self) -> dict[str, Any]:
@@ -79,7 +81,10 @@ class MachineAdapter:
     def prepare_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
         hard = bool(setup.get("hard", False))
         seed = int(setup["seed"]) if "seed" in setup else random.SystemRandom().randrange(2**31)
-        event = engine.setup_event(random.Random(seed), hard, self.parts)
+        if "setup_event" in setup:
+            event = dict(setup["setup_event"])
+        else:
+            event = engine.setup_event(random.Random(seed), hard, self.parts)
         if setup.get("revealed"):
             event = self._turned_over(event, list(setup["revealed"]))
         out = {"hard": hard, "seed": seed, "setup_event": event}

@@ -15,6 +15,7 @@ from companion.errors import BadInput
 from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
 from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
+from companion.store import Damaged
 from companion.web import schemas
 
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
@@ -64,10 +65,12 @@ def game_list(hub: Hub) -> list[dict[str, Any]]:
 
 
 def game_view(hub: Hub, kind: str) -> dict[str, Any]:
+    """The page of a game kind: its engine, its current game (or why it cannot be opened in
+    ``problem``), what the camera watches."""
     status = hub.engine_status()[kind]
-    session = hub.current(kind) if status["available"] else None
+    session, problem = hub.opened(kind) if status["available"] else (None, "")
     out = {"engine": status, "current": None if session is None else session.view(),
-           "camera_feeds": hub.active_kind() == kind}
+           "problem": problem, "camera_feeds": hub.active_kind() == kind}
     if kind == "cat":
         player, card = hub.camera_choice()
         out["camera_card"] = {"player": player, "card": card}
@@ -94,8 +97,9 @@ def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
                                             "standings": standings(hub.store, c.id)}
                                            for c in hub.store.campaigns()]}
         else:
-            cache["game"] = {"cat": game_view(hub, "cat")["engine"],
-                             "machine": game_view(hub, "machine")["engine"],
+            views = {k: game_view(hub, k) for k in ("cat", "machine")}
+            cache["game"] = {**{k: {**v["engine"], "problem": v["problem"]}
+                                for k, v in views.items()},
                              "feeds": hub.active_kind(), "roll_area": hub.roll_area()}
         cache["version"] = version
     return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt)}
@@ -121,6 +125,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(BadInput)
     def _bad_input(exc: BadInput) -> Any:
         return _error(400, str(exc))
+
+    @app.errorhandler(Damaged)
+    def _damaged(exc: Damaged) -> Any:
+        return _error(422, str(exc))
 
     @app.errorhandler(NoSuchGame)
     def _no_game(exc: NoSuchGame) -> Any:

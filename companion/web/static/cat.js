@@ -473,13 +473,14 @@
 
   function render(p) {
     const engine = p.engine || {};
-    $("unavailable").hidden = !!engine.available;
+    $("unavailable").hidden = !!engine.available && !p.problem;
     if (!engine.available) {
       $("unavailable").replaceChildren(h("h3", {}, "Doom Cat is not available yet"), h("p", {}, engine.reason || ""),
         h("p", { class: "muted" }, "The live view and the other game still work."));
       $("app").replaceChildren();
       return;
     }
+    if (p.problem) Doom.gameProblem($("unavailable"), p.problem);
     if (p.camera_card) camera = p.camera_card;
     const next = p.current;
     if (!next) { if (current !== null || !$("start-cat")) { current = null; draw(); } return; }

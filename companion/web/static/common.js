@@ -114,6 +114,11 @@ const Doom = (() => {
   return { h, api, toast, stream, die, token };
 })();
 
+/* Where a game would be: why the current game cannot be opened (a damaged row, a card gone). */
+Doom.gameProblem = (el, problem) => el.replaceChildren(
+  Doom.h("h3", {}, "The current game cannot be opened"), Doom.h("p", { class: "problem" }, problem),
+  Doom.h("p", { class: "muted" }, "Start a new game here, or resume another one from the History page."));
+
 /* A small popover menu next to an element: Doom.pick(el, [{label, value}], onPick). */
 Doom.pick = (anchor, options, onPick, title) => {
   const { h } = Doom;

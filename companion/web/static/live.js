@@ -123,7 +123,7 @@
     });
     $("engines").replaceChildren(...engines);
     const missing = Object.entries(live.unavailable || {});
-    for (const k of ["cat", "machine"]) if (p[k] && !p[k].available) missing.push([p[k].title, p[k].reason]);
+    for (const k of ["cat", "machine"]) if (p[k] && (!p[k].available || p[k].problem)) missing.push([p[k].title, p[k].reason || p[k].problem]);
     $("unavailable-panel").hidden = missing.length === 0;
     $("unavailable").replaceChildren(...missing.map(([k, v]) => h("li", {}, h("b", {}, k), ": " + v)));
   }

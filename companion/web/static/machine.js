@@ -241,13 +241,14 @@
     if ("roll_area" in p) rollAreaWanted = !!(engine.available && p.camera_feeds && !p.roll_area);
     const source = ((p.live || {}).source || {}).state;
     $("roll-area-hint").hidden = !rollAreaWanted || !source || source === "none";
-    $("unavailable").hidden = !!engine.available;
+    $("unavailable").hidden = !!engine.available && !p.problem;
     if (!engine.available) {
       $("unavailable").replaceChildren(h("h3", {}, "Doom Machine is not available yet"), h("p", {}, engine.reason || ""),
         h("p", { class: "muted" }, "The live view and the other game still work."));
       $("app").replaceChildren();
       return;
     }
+    if (p.problem) Doom.gameProblem($("unavailable"), p.problem);
     const next = p.current;
     // no game: the setup panel is drawn once, not at every camera update (it holds the choices)
     if (!next) { if (current !== null || !$("start-machine")) { current = null; draw(); } return; }

@@ -398,3 +398,116 @@ def test_the_tie_break_is_played_by_clicks(tmp_path, page, make_hub):
         texts = page.locator("#events li").all_inner_texts()
         assert sum("tie-break" in t for t in texts) == 3   # the roll and two lines
         assert page.errors == []
+
+
+# -- games that cannot be opened: imported, or stored before their card went away ---------
+
+def real_app(tmp_path):
+    from companion.session import Hub
+    from companion.store import Store
+    cat_engine()
+    return create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none", live=False),
+                      hub=Hub(Store(tmp_path / "g.sqlite")))
+
+
+def exported(kind, setup, *events):
+    return {"format": "doomcompanion-game", "version": 1,
+            "game": {"kind": kind, "title": "t", "setup": setup},
+            "ops": [{"op": "action", "event": e, "ref": i + 1} for i, e in enumerate(events)]}
+
+
+ROLL = {"type": "roll", "dice": [1, 2, 3]}
+
+
+@pytest.mark.parametrize(("doc", "fragment"), [
+    (exported("cat", {}), "import: setup: at $: 'players' is a required property"),
+    (exported("cat", SETUP, {}), "import: ops[0].event: at $: 'type' is a required property"),
+    (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 5, "value": 3}),
+     "import: ops[1].event: at $.card: 5 is greater than the maximum of 1"),
+    (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 0, "value": 6}),
+     "import: event 2 (player 1, card 1: writes 6)"),
+    (exported("cat", {**SETUP, "cards": ["Z", "Q"]}), "import: setup: sigil card 'Z'"),
+    (exported("cat", {**SETUP, "goals": [99, 100]}), "import: setup: at $.goals[0]"),
+    (exported("machine", {"setup_event": {"type": "setup", "deck": []}}),
+     "import: setup: the Doom Core"),
+])
+def test_an_import_that_would_not_open_or_replay_is_refused_and_nothing_stored(
+        tmp_path, doc, fragment):
+    app = real_app(tmp_path)
+    c = app.test_client()
+    res = c.post("/api/games/import", json=doc)
+    assert res.status_code == 400 and fragment in res.json["error"], res.json
+    assert c.get("/api/games").json["games"] == []
+    app.extensions["doom"].close()
+
+
+def test_an_exported_game_of_each_kind_imports_again(tmp_path):
+    app = real_app(tmp_path)
+    c = app.test_client()
+    fresh = c.post("/api/games/import", json=exported("machine", {})).json["id"]
+    assert c.get(f"/api/games/{fresh}").json["state"]["phase"] == "roll"   # prepared as new
+    for kind, setup in (("cat", SETUP), ("machine", {"revealed": ["chain-lash"]})):
+        gid = c.post("/api/games", json={"kind": kind, "setup": setup}).json["game"]["id"]
+        c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll"} if kind == "machine"
+                                                 else {"type": "roll", "dice": [3, 5, 5]}})
+        res = c.post("/api/games/import", json=c.get(f"/api/games/{gid}/export").json)
+        assert res.status_code == 201, res.json
+        again = c.get(f"/api/games/{res.json['id']}").json
+        assert again["state"] == c.get(f"/api/games/{gid}").json["state"]
+        assert again["broken"] == ""
+    app.extensions["doom"].close()
+
+
+def gone_card(tmp_path, monkeypatch) -> int:
+    """A cat game on a registered card whose folder then disappears, and a machine game
+    (current, fed by the camera); the id of the cat game."""
+    import shutil
+
+    from companion.doomcat.layouts import LAYOUTS_DIR
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path / "home"))
+    card = tmp_path / "home" / "cards" / "good1"
+    card.mkdir(parents=True)
+    shutil.copy(LAYOUTS_DIR / "A.json", card / "layout.json")
+    app = real_app(tmp_path)
+    c = app.test_client()
+    gid = c.post("/api/games", json={"kind": "cat", "setup": {**SETUP, "cards": ["good1", "B"]}}
+                 ).json["game"]["id"]
+    c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}})
+    app.extensions["doom"].close()
+    shutil.rmtree(card)
+    return gid
+
+
+def test_a_game_whose_card_is_gone_says_so_and_the_other_game_plays_on(tmp_path, monkeypatch):
+    import json
+    gid = gone_card(tmp_path, monkeypatch)
+    app = real_app(tmp_path)          # the server restarted after the card went away
+    c = app.test_client()
+    res = c.get(f"/api/games/{gid}")
+    assert res.status_code == 422
+    assert f"game {gid} cannot be opened: setup: sigil card 'good1'" in res.json["error"]
+    for view in ("cat", "live"):
+        stream = c.get(f"/api/stream?view={view}", buffered=False)
+        chunks = iter(stream.response)
+        next(chunks)
+        payload = json.loads(next(chunks).decode()[6:])
+        stream.close()
+        problem = payload["problem"] if view == "cat" else payload["cat"]["problem"]
+        assert "sigil card 'good1'" in problem
+    assert payload["machine"]["problem"] == "" and payload["feeds"] == "machine"
+    assert c.get("/api/games/current/machine").json["current"]["state"]["phase"] == "roll"
+    app.extensions["doom"].close()
+
+
+def test_the_cat_page_shows_why_its_game_cannot_be_opened(tmp_path, monkeypatch, page):
+    gone_card(tmp_path, monkeypatch)
+    app = real_app(tmp_path)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        notice = page.locator("#unavailable")
+        notice.wait_for(state="visible", timeout=10_000)
+        assert "cannot be opened" in notice.inner_text()
+        assert "good1" in notice.inner_text()
+        page.locator("#start-cat").wait_for(timeout=10_000)   # a new game can be started
+        assert page.errors == []
+    app.extensions["doom"].close()
