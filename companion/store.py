@@ -32,8 +32,9 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,11 @@ def utc_now() -> str:
 class Damaged(BadInput):
     """Stored data that cannot be used (a row edited by hand, a game an older version stored):
     the message names the game or campaign and what is wrong with it."""
+
+
+class StoreUnavailable(BadInput):
+    """The database file cannot be read or written now (damaged, or locked by another
+    program); the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,8 @@ def resolve_log(ops: Iterable[Op]) -> LogView:
     amended: set[int] = set()
     for op in applied:
         if op.op == "action":
-            assert op.event is not None
+            if not isinstance(op.event, dict):
+                raise ValueError(f"action {op.id} has no event object")
             bodies[op.id] = op.event
             order.append(op.id)
         elif op.target in bodies and op.event is not None:
@@ -196,10 +203,12 @@ class GameRecord:
     setup: dict[str, Any]
     campaign_id: int | None = None
     result: dict[str, Any] | None = None
+    damaged: str = ""   # why the row cannot be used ("" when it can)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "title": self.title, "created": self.created,
-                "setup": self.setup, "campaign_id": self.campaign_id, "result": self.result}
+                "setup": self.setup, "campaign_id": self.campaign_id, "result": self.result,
+                "damaged": self.damaged}
 
 
 @dataclass(frozen=True)
@@ -208,10 +217,11 @@ class CampaignRecord:
     title: str
     created: str
     setup: dict[str, Any] = field(default_factory=dict)
+    damaged: str = ""   # why the row cannot be used ("" when it can)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created": self.created,
-                "setup": self.setup}
+                "setup": self.setup, "damaged": self.damaged}
 
 
 class Store:
@@ -247,9 +257,23 @@ class Store:
         if row is None:
             self._db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
                              (str(SCHEMA_VERSION),))
+        elif not str(row[0]).isdigit():
+            raise BadInput(f"{self.path}: its schema_version is {row[0]!r}, not a number: "
+                           "not a games database this program wrote, or a damaged one")
         elif int(row[0]) > SCHEMA_VERSION:
             raise BadInput(f"{self.path}: made by a newer version (schema {row[0]}), "
                            f"this one reads schema {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _using(self) -> Iterator[None]:
+        """Hold the store's lock; a database that fails (a damaged file, a lock another
+        program holds past the timeout) is :class:`StoreUnavailable` naming the file."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise StoreUnavailable(f"{self.path}: the games database cannot be used: "
+                                       f"{exc}") from None
 
     def close(self) -> None:
         with self._lock:
@@ -257,7 +281,7 @@ class Store:
 
     @property
     def journal_mode(self) -> str:
-        with self._lock:
+        with self._using():
             return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
 
     # -- games ---------------------------------------------------------------------------
@@ -265,7 +289,7 @@ class Store:
                     campaign_id: int | None = None) -> int:
         if kind not in GAME_KINDS:
             raise BadInput(f"game kind must be one of {', '.join(GAME_KINDS)}, got {kind!r}")
-        with self._lock:
+        with self._using():
             cur = self._db.execute(
                 "INSERT INTO games (kind, title, created, setup, campaign_id) VALUES (?,?,?,?,?)",
                 (kind, title, self._clock(), _dump(setup), campaign_id))
@@ -276,7 +300,7 @@ class Store:
         SQLite's integer range names no row, rather than failing to bind)."""
         if not 0 < row_id <= MAX_ID:
             return None
-        with self._lock:
+        with self._using():
             return self._db.execute(sql + " WHERE id=?", (row_id,)).fetchone()
 
     def game(self, game_id: int) -> GameRecord:
@@ -284,11 +308,14 @@ class Store:
                           "FROM games", game_id)
         if row is None:
             raise KeyError(f"no game {game_id}")
-        return _game(row)
+        record = _game(row)
+        if record.damaged:
+            raise Damaged(record.damaged)
+        return record
 
     def games(self, *, kind: str | None = None, campaign_id: int | None = None,
               ) -> list[GameRecord]:
-        """Every game, newest first."""
+        """Every game, newest first (a row that cannot be read is listed with ``damaged``)."""
         sql = "SELECT id, kind, title, created, setup, campaign_id, result FROM games"
         where, args = [], []
         if kind is not None:
@@ -299,20 +326,20 @@ class Store:
             args.append(campaign_id)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        with self._lock:
+        with self._using():
             rows = self._db.execute(sql + " ORDER BY id DESC", args).fetchall()
         return [_game(r) for r in rows]
 
     def set_result(self, game_id: int, result: Mapping[str, Any] | None) -> None:
         """Record (or clear) the outcome shown in the history; the log stays the truth."""
-        with self._lock:
+        with self._using():
             self._db.execute("UPDATE games SET result=? WHERE id=?",
                              (None if result is None else _dump(result), game_id))
 
     # -- the log -------------------------------------------------------------------------
     def _add(self, game_id: int, op: str, target: int | None,
              event: Mapping[str, Any] | None) -> int:
-        with self._lock:
+        with self._using():
             self.game(game_id)
             cur = self._db.execute(
                 "INSERT INTO ops (game_id, op, target, body, created) VALUES (?,?,?,?,?)",
@@ -325,40 +352,45 @@ class Store:
 
     def amend(self, game_id: int, target: int, event: Mapping[str, Any]) -> int:
         """Replace the event of active action ``target``; KeyError when it is not active."""
-        with self._lock:
+        with self._using():
             if all(e.id != target for e in self.log(game_id).active):
                 raise KeyError(f"event {target} is not an active event of game {game_id}")
             return self._add(game_id, "amend", target, event)
 
     def undo(self, game_id: int) -> bool:
         """Step back over the last action or amendment; False when there is none."""
-        with self._lock:
+        with self._using():
             if not self.log(game_id).can_undo:
                 return False
             self._add(game_id, "undo", None, None)
             return True
 
     def redo(self, game_id: int) -> bool:
-        with self._lock:
+        with self._using():
             if not self.log(game_id).can_redo:
                 return False
             self._add(game_id, "redo", None, None)
             return True
 
     def ops(self, game_id: int) -> list[Op]:
-        with self._lock:
+        with self._using():
             rows = self._db.execute(
                 "SELECT id, op, target, body, created FROM ops WHERE game_id=? ORDER BY id",
                 (game_id,)).fetchall()
-        return [Op(r[0], r[1], r[2], None if r[3] is None else json.loads(r[3]), r[4])
+        return [Op(r[0], r[1], r[2], _loads(r[3], f"game {game_id}: operation {r[0]}"), r[4])
                 for r in rows]
 
     def log(self, game_id: int) -> LogView:
-        return resolve_log(self.ops(game_id))
+        """The game's active events; :class:`Damaged` when its operations do not fold."""
+        ops = self.ops(game_id)
+        try:
+            return resolve_log(ops)
+        except ValueError as exc:
+            raise Damaged(f"game {game_id}: {exc}") from None
 
     # -- campaigns -----------------------------------------------------------------------
     def create_campaign(self, title: str, setup: Mapping[str, Any]) -> int:
-        with self._lock:
+        with self._using():
             cur = self._db.execute(
                 "INSERT INTO campaigns (title, created, setup) VALUES (?,?,?)",
                 (title, self._clock(), _dump(setup)))
@@ -368,22 +400,25 @@ class Store:
         row = self._by_id("SELECT id, title, created, setup FROM campaigns", campaign_id)
         if row is None:
             raise KeyError(f"no campaign {campaign_id}")
-        return CampaignRecord(row[0], row[1], row[2], json.loads(row[3]))
+        record = _campaign(row)
+        if record.damaged:
+            raise Damaged(record.damaged)
+        return record
 
     def campaigns(self) -> list[CampaignRecord]:
-        with self._lock:
+        with self._using():
             rows = self._db.execute(
                 "SELECT id, title, created, setup FROM campaigns ORDER BY id DESC").fetchall()
-        return [CampaignRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        return [_campaign(r) for r in rows]
 
     # -- small settings (the current game of each kind, ...) ------------------------------
     def get_meta(self, key: str) -> str | None:
-        with self._lock:
+        with self._using():
             row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str | None) -> None:
-        with self._lock:
+        with self._using():
             if value is None:
                 self._db.execute("DELETE FROM meta WHERE key=?", (key,))
             else:
@@ -397,7 +432,7 @@ class Store:
         record = self.game(game_id)
         return {"format": EXPORT_FORMAT, "version": SCHEMA_VERSION,
                 "game": {k: v for k, v in record.to_json().items()
-                         if k not in ("id", "campaign_id")},
+                         if k not in ("id", "campaign_id", "damaged")},
                 "ops": [{k: v for k, v in op.to_json().items() if k != "id"} | {"ref": op.id}
                         for op in self.ops(game_id)]}
 
@@ -411,7 +446,7 @@ class Store:
         leaves nothing stored.
         """
         game = doc["game"]
-        with self._lock:
+        with self._using():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 cur = self._db.execute(
@@ -453,7 +488,36 @@ def _dump(doc: Any) -> str:
     return json.dumps(doc, separators=(",", ":"), sort_keys=True)
 
 
+def _loads(text: str | None, what: str) -> Any:
+    """A stored JSON column (None stays None); :class:`Damaged` naming ``what`` otherwise."""
+    try:
+        return None if text is None else json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise Damaged(f"{what}: not valid JSON ({exc})") from None
+
+
+def _object(text: str | None, what: str) -> dict[str, Any]:
+    doc = _loads(text, what)
+    if not isinstance(doc, dict):
+        raise Damaged(f"{what}: not a JSON object")
+    return doc
+
+
 def _game(row: tuple[Any, ...]) -> GameRecord:
-    return GameRecord(id=row[0], kind=row[1], title=row[2], created=row[3],
-                      setup=json.loads(row[4]), campaign_id=row[5],
-                      result=None if row[6] is None else json.loads(row[6]))
+    """A games row; one that cannot be read keeps its id, kind and title, and says why."""
+    record = GameRecord(id=row[0], kind=row[1], title=row[2], created=row[3], setup={},
+                        campaign_id=row[5])
+    try:
+        result = None if row[6] is None else _object(row[6], f"game {row[0]}: its result")
+        return replace(record, setup=_object(row[4], f"game {row[0]}: its setup"),
+                       result=result)
+    except Damaged as exc:
+        return replace(record, damaged=str(exc))
+
+
+def _campaign(row: tuple[Any, ...]) -> CampaignRecord:
+    record = CampaignRecord(row[0], row[1], row[2])
+    try:
+        return replace(record, setup=_object(row[3], f"campaign {row[0]}: its setup"))
+    except Damaged as exc:
+        return replace(record, damaged=str(exc))

@@ -19,9 +19,32 @@ from collections.abc import Mapping
 from typing import Any
 
 from companion.errors import BadInput
-from companion.store import Store
+from companion.session.core import schema_error
+from companion.store import CampaignRecord, Damaged, Store
 
 LINES = ("row 0", "row 1", "row 2", "column 0", "column 1", "column 2")
+# a campaign's stored setup (the API's body schema takes its fields from here)
+SETUP_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["goals"],
+    "properties": {
+        "goals": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 27},
+                  "minItems": 9, "maxItems": 9, "uniqueItems": True},
+        # names as a game's setup keeps them (no blank name, none twice)
+        "players": {"type": "array", "items": {"type": "string", "maxLength": 24,
+                                                "pattern": r"^\S(.*\S)?$"},
+                    "maxItems": 6, "uniqueItems": True},
+        "familiars": {"type": "boolean"},
+    },
+}
+
+
+def campaign_of(store: Store, campaign_id: int) -> CampaignRecord:
+    """The stored campaign, its setup checked (:class:`Damaged` says what is wrong)."""
+    record = store.campaign(campaign_id)
+    problem = schema_error(record.setup, SETUP_SCHEMA, f"campaign {campaign_id}: its setup")
+    if problem:
+        raise Damaged(problem)
+    return record
 
 
 def line_goals(grid: list[int], line: str) -> list[int]:
@@ -42,7 +65,7 @@ def _choices(store: Store, campaign_id: int) -> list[dict[str, Any]]:
 
 def _fold(store: Store, campaign_id: int) -> tuple[Any, list[str], str]:
     """(the campaign engine's state or None, its players, an error) from the store."""
-    campaign = store.campaign(campaign_id)
+    campaign = campaign_of(store, campaign_id)
     games = [g for g in reversed(store.games(campaign_id=campaign_id))
              if g.result and g.result.get("sigils")]
     players = list(campaign.setup.get("players") or [])
@@ -116,7 +139,7 @@ def prepare_game(store: Store, campaign_id: int, setup: Mapping[str, Any]) -> di
     """A Doom Cat setup checked against its campaign: the line's goals, the campaign's players
     and, with familiars, the familiars chosen between games."""
     try:
-        campaign = store.campaign(campaign_id)
+        campaign = campaign_of(store, campaign_id)
     except KeyError:
         raise BadInput(f"no campaign {campaign_id}") from None
     line = setup.get("campaign_line")
@@ -166,7 +189,7 @@ def standings(store: Store, campaign_id: int) -> dict[str, Any]:
     """Totals after the finished games, lines played, winners and the solo verdict; with
     familiars, who holds which and, between games, whose choice it is and their options."""
     from companion.doomcat import campaign as engine
-    campaign = store.campaign(campaign_id)
+    campaign = campaign_of(store, campaign_id)
     state, players, error = _fold(store, campaign_id)
     with_familiars = bool(campaign.setup.get("familiars"))
     out: dict[str, Any] = {"players": players, "grid": campaign.setup["goals"],

@@ -143,6 +143,8 @@ class Hub:
         value = self.store.get_meta(f"current.{kind}")
         if value is None:
             return None, ""
+        if not value.isdigit():
+            return None, f"the current {kind} game is stored as {value!r}, not a game id"
         try:
             return self.session(int(value)), ""
         except (NoSuchGame, EngineUnavailable):

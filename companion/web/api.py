@@ -6,6 +6,7 @@ import hmac
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from flask import Flask, Response, abort, jsonify, request, stream_with_context
@@ -15,7 +16,7 @@ from companion.errors import BadInput
 from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
 from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
-from companion.store import Damaged
+from companion.store import Damaged, Store, StoreUnavailable
 from companion.web import schemas
 
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
@@ -58,9 +59,24 @@ def game_list(hub: Hub) -> list[dict[str, Any]]:
     for g in hub.store.games():
         if g.setup.get("demo") and current.get(g.kind) != str(g.id):
             continue   # the demo's past loops
-        log = hub.store.log(g.id)
-        out.append({**g.to_json(), "events": len(log.active),
+        try:
+            events = len(hub.store.log(g.id).active)
+        except Damaged as exc:   # listed, marked, the others unharmed
+            g, events = replace(g, damaged=g.damaged or str(exc)), 0
+        out.append({**g.to_json(), "events": events,
                     "current": current.get(g.kind) == str(g.id)})
+    return out
+
+
+def campaign_list(store: Store) -> list[dict[str, Any]]:
+    """Every campaign with its standings; a damaged one says why in its standings' error."""
+    out = []
+    for c in store.campaigns():
+        try:
+            table = standings(store, c.id)
+        except Damaged as exc:
+            table = {"error": str(exc)}
+        out.append({**c.to_json(), "standings": table})
     return out
 
 
@@ -92,17 +108,15 @@ def view_payload(rt: Any, view: str, cache: dict[str, Any]) -> dict[str, Any]:
         if view in ("cat", "machine"):
             cache["game"] = game_view(hub, view)
         elif view == "history":
-            cache["game"] = {"games": game_list(hub),
-                             "campaigns": [{**c.to_json(),
-                                            "standings": standings(hub.store, c.id)}
-                                           for c in hub.store.campaigns()]}
+            cache["game"] = {"games": game_list(hub), "campaigns": campaign_list(hub.store)}
         else:
             views = {k: game_view(hub, k) for k in ("cat", "machine")}
             cache["game"] = {**{k: {**v["engine"], "problem": v["problem"]}
                                 for k, v in views.items()},
                              "feeds": hub.active_kind(), "roll_area": hub.roll_area()}
         cache["version"] = version
-    return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt)}
+    return {"view": view, "games_version": version, **cache["game"], "live": live_summary(rt),
+            "error": ""}
 
 
 def register(app: Flask) -> None:
@@ -125,6 +139,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(BadInput)
     def _bad_input(exc: BadInput) -> Any:
         return _error(400, str(exc))
+
+    @app.errorhandler(StoreUnavailable)
+    def _store_unavailable(exc: StoreUnavailable) -> Any:
+        return _error(503, str(exc))
 
     @app.errorhandler(Damaged)
     def _damaged(exc: Damaged) -> Any:
@@ -182,11 +200,16 @@ def register(app: Flask) -> None:
                     games_changed = rt.hub.games_bus.version != games_seen
                     games_seen = rt.hub.games_bus.version
                     live_seen = rt.hub.live_bus.version
-                    payload = view_payload(rt, view, cache)
-                    if not games_changed:
-                        # a new camera frame only: the page keeps the game it has
-                        payload = {"view": view, "games_version": payload["games_version"],
-                                   "live": payload["live"]}
+                    try:
+                        payload = view_payload(rt, view, cache)
+                    except BadInput as exc:   # a damaged or locked database: say so, go on
+                        cache.clear()
+                        payload = {"view": view, "error": str(exc)}
+                    else:
+                        if not games_changed:
+                            # a new camera frame only: the page keeps the game it has
+                            payload = {"view": view, "games_version": payload["games_version"],
+                                       "live": payload["live"]}
                     yield f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
                     continue
                 got = wait_any([rt.hub.games_bus, rt.hub.live_bus], [games_seen, live_seen],
@@ -351,8 +374,7 @@ def register(app: Flask) -> None:
     # -- campaigns -----------------------------------------------------------------------
     @app.get("/api/campaigns")
     def campaigns() -> Any:
-        return jsonify({"campaigns": [{**c.to_json(), "standings": standings(hub().store, c.id)}
-                                      for c in hub().store.campaigns()]})
+        return jsonify({"campaigns": campaign_list(hub().store)})
 
     @app.post("/api/campaigns")
     def create_campaign() -> Any:

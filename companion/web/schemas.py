@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.session.campaigns import SETUP_SCHEMA as CAMPAIGN_SETUP
+
 TITLE = {"type": "string", "maxLength": 80}
 EVENT = {"type": "object", "maxProperties": 32}
 
@@ -34,13 +36,8 @@ CREATE_CAMPAIGN: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "title": {**TITLE, "minLength": 1},
-        "goals": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 27},
-                  "minItems": 9, "maxItems": 9, "uniqueItems": True},
-        # names as a game's setup keeps them (no blank name, none twice)
-        "players": {"type": "array", "items": {"type": "string", "maxLength": 24,
-                                                "pattern": r"^\S(.*\S)?$"},
-                    "minItems": 1, "maxItems": 6, "uniqueItems": True},
-        "familiars": {"type": "boolean"},
+        **CAMPAIGN_SETUP["properties"],
+        "players": {**CAMPAIGN_SETUP["properties"]["players"], "minItems": 1},
     },
 }
 

@@ -206,3 +206,52 @@ def test_resolve_log_matches_a_snapshot_model(script):
     assert [(e.id, e.event["v"]) for e in view.active] == history[cursor]
     assert view.can_undo == (cursor > 0)
     assert view.can_redo == (cursor < len(history) - 1)
+
+
+def test_a_schema_version_that_is_no_number_is_bad_input_and_serve_exits_2(tmp_path):
+    path = tmp_path / "games.sqlite"
+    Store(path).set_meta("schema_version", "abc")
+    with pytest.raises(BadInput, match=r"games\.sqlite: its schema_version is 'abc'"):
+        Store(path)
+    proc = subprocess.run([sys.executable, "-m", "companion", "serve", "--db", str(path),
+                           "--source", "none", "--port", "65001"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"doomcompanion: error: {path}: its schema_version is 'abc', not a number: not a "
+        "games database this program wrote, or a damaged one"]
+
+
+@pytest.mark.parametrize(("sql", "fragment"), [
+    ("UPDATE games SET setup='{broken' WHERE id=1", "game 1: its setup: not valid JSON"),
+    ("UPDATE games SET result='[1]' WHERE id=1", "game 1: its result: not a JSON object"),
+    ("UPDATE ops SET body='[1,' WHERE game_id=1", "game 1: operation 1: not valid JSON"),
+    ("UPDATE ops SET op='zap' WHERE game_id=1", "game 1: unknown operation 'zap'"),
+    ("UPDATE ops SET body=NULL WHERE game_id=1", "game 1: action 1 has no event object"),
+])
+def test_a_damaged_row_is_damaged_naming_its_game_and_the_others_read(store, sql, fragment):
+    from companion.store import Damaged
+    first = store.create_game("cat", "first", {"target": 5})
+    store.append(first, {"type": "add", "n": 1})
+    second = store.create_game("cat", "second", {"target": 5})
+    store._db.execute(sql)
+    with pytest.raises(Damaged, match=fragment):
+        store.game(first) if "games" in sql else store.log(first)
+    listed = {g.id: g.damaged for g in store.games()}
+    assert listed[second] == "" and (fragment in listed[first] or "games" not in sql)
+    assert store.game(second).title == "second"
+
+
+def test_a_damaged_database_file_is_store_unavailable_naming_it(tmp_path):
+    from companion.store import StoreUnavailable
+    path = tmp_path / "games.sqlite"
+    s = Store(path)
+    s.create_game("cat", "t", {})
+    s.close()
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = b"\xff" * 4096          # the games table's page
+    path.write_bytes(bytes(data))
+    s = Store(path)
+    with pytest.raises(StoreUnavailable, match=r"games\.sqlite: .*malformed"):
+        s.games()
+    s.close()

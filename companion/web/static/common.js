@@ -78,12 +78,16 @@ const Doom = (() => {
   function stream(view, render) {
     let es = null;
     let lastCaptured = 0;
+    let lastError = "";
     function open() {
       es = new EventSource("/api/stream?view=" + encodeURIComponent(view));
       let full = {};
       es.onmessage = (msg) => {
         // a frame-only update carries "live" alone: the rest is the last full state
         const payload = Object.assign(full, JSON.parse(msg.data));
+        // the server could not read its database (damaged, locked): say so once, keep going
+        if (payload.error && payload.error !== lastError) toast(payload.error, "error");
+        lastError = payload.error;
         sourceStatus(payload.live);
         try {
           render(payload);

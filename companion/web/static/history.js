@@ -18,7 +18,7 @@
       h("td", {}, g.title),
       h("td", {}, new Date(g.created).toLocaleString()),
       h("td", {}, String(g.events)),
-      h("td", {}, resultText(g.result)),
+      h("td", { class: g.damaged ? "damaged" : "" }, g.damaged ? "damaged: " + g.damaged : resultText(g.result)),
       h("td", { class: "actions" },
         h("button", { class: "ghost", onclick: async () => {
           const r = await api("POST", `/api/games/${g.id}/current`, {});

@@ -246,3 +246,89 @@ def test_a_token_guards_every_state_change(tmp_path):
 ])
 def test_the_token_is_on_only_off_loopback(host, needs_token):
     assert bool(WebConfig(host=host).token) is needs_token
+
+
+def edit_db(path, sql):
+    import sqlite3
+    from contextlib import closing
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(sql)
+        db.commit()
+
+
+def restarted(path):
+    return create_app(WebConfig(db_path=path, source="none", live=False), hub=counter_hub(path))
+
+
+def first_payload(client, view):
+    res = client.get(f"/api/stream?view={view}", buffered=False)
+    chunks = iter(res.response)
+    next(chunks)
+    payload = json.loads(next(chunks).decode()[6:])
+    res.close()
+    return payload
+
+
+@pytest.mark.parametrize(("sql", "fragment"), [
+    ("UPDATE games SET setup='{broken' WHERE id=1", "game 1: its setup: not valid JSON"),
+    ("UPDATE games SET setup='{}' WHERE id=1", "game 1 cannot be opened: setup: at $"),
+    ("UPDATE ops SET body='[1,' WHERE game_id=1", "game 1: operation 1: not valid JSON"),
+    ("UPDATE ops SET op='zap' WHERE game_id=1", "game 1: unknown operation 'zap'"),
+    ("UPDATE meta SET value='abc' WHERE key='current.cat'", "stored as 'abc', not a game id"),
+])
+def test_a_damaged_row_harms_only_its_own_game_and_the_streams_say_why(
+        client, tmp_path, sql, fragment):
+    first = new_game(client)
+    client.post(f"/api/games/{first}/events", json={"event": {"type": "add", "n": 1}})
+    second = new_game(client)
+    client.post(f"/api/games/{first}/current", json={})
+    path = tmp_path / "g.sqlite"
+    edit_db(path, sql)
+    app = restarted(path)
+    c = app.test_client()
+    games = {g["id"]: g for g in c.get("/api/games").json["games"]}
+    assert set(games) == {first, second} and games[second]["damaged"] == ""
+    assert c.get(f"/api/games/{second}").status_code == 200
+    problem = c.get("/api/games/current/cat").json["problem"]
+    assert fragment in problem and first_payload(c, "cat")["problem"] == problem
+    assert first_payload(c, "live")["cat"]["problem"] == problem
+    assert len(first_payload(c, "history")["games"]) == 2
+    if "meta" not in sql:
+        res = c.get(f"/api/games/{first}")
+        assert res.status_code == 422 and fragment in res.json["error"]
+        assert c.post(f"/api/games/{first}/current", json={}).status_code == 422
+    if "'{broken'" in sql or "ops" in sql:
+        assert fragment in games[first]["damaged"]
+    app.extensions["doom"].close()
+
+
+@pytest.mark.parametrize(("setup", "fragment"), [
+    ("{}", "campaign 1: its setup: at $: 'goals' is a required property"),
+    ("{broken", "campaign 1: its setup: not valid JSON"),
+])
+def test_a_damaged_campaign_is_listed_with_the_reason(client, tmp_path, setup, fragment):
+    client.post("/api/campaigns", json={"title": "A", "goals": list(range(1, 10))})
+    client.post("/api/campaigns", json={"title": "B", "goals": list(range(1, 10))})
+    edit_db(tmp_path / "g.sqlite", f"UPDATE campaigns SET setup='{setup}' WHERE id=1")
+    listed = {c["title"]: c for c in client.get("/api/campaigns").json["campaigns"]}
+    assert fragment in listed["A"]["standings"]["error"]
+    assert listed["B"]["standings"]["error"] == ""
+    assert first_payload(client, "history")["campaigns"][1]["standings"]["error"]
+    res = client.get("/api/campaigns/1")
+    assert res.status_code == 422 and fragment in res.json["error"]
+
+
+def test_a_locked_or_damaged_database_is_503_naming_the_file(client, app, tmp_path):
+    import sqlite3
+    gid = new_game(client)
+    client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 1}})
+    store = app.extensions["doom"].store
+    store._db.execute("PRAGMA busy_timeout=50")   # not the 10 s a player would wait
+    other = sqlite3.connect(tmp_path / "g.sqlite", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    res = client.post(f"/api/games/{gid}/undo", json={})
+    assert res.status_code == 503
+    assert "g.sqlite" in res.json["error"] and "locked" in res.json["error"]
+    other.execute("ROLLBACK")
+    other.close()
+    assert client.post(f"/api/games/{gid}/undo", json={}).status_code == 200
