@@ -200,8 +200,10 @@ class GameSession:
                 "game": self.record.to_json(),
                 "state": self.engine.view(self.state),
                 "log": [{"id": e.id, "event": e.event, "amended": e.amended,
-                         "text": self._check(e.event) or self.engine.describe(e.event,
-                                                                              self.state)}
+                         # past the event a broken log stops at, an event may break
+                         # its schema: say how instead of describing it
+                         "text": (self.broken and self._check(e.event))
+                         or self.engine.describe(e.event, self.state)}
                         for e in self.log.active],
                 "can_undo": self.log.can_undo, "can_redo": self.log.can_redo,
                 "warning": self.warning, "broken": self.broken,
