@@ -29,7 +29,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from companion.datafiles import DATA_DIR, load_validated
-from companion.doomcat.geometry import QUADRANTS, Drawing, quadrant
+from companion.doomcat.geometry import QUADRANTS, Drawing, longest_simple_loop, quadrant
 from companion.doomcat.layouts import Layout
 from companion.errors import BadInput
 from vision.readings import TopBox
@@ -95,23 +95,7 @@ class Sigil:
     @cached_property
     def longest_loop(self) -> int:
         """Lines in the longest closed loop of lines joined at candles (no candle twice)."""
-        nbrs: dict[int, set[int]] = {}
-        for a, b in self.lines:
-            nbrs.setdefault(a, set()).add(b)
-            nbrs.setdefault(b, set()).add(a)
-        best = 0
-
-        def walk(start: int, node: int, seen: int, length: int) -> None:
-            nonlocal best
-            for w in nbrs[node]:
-                if w == start and length >= 2:
-                    best = max(best, length + 1)
-                elif w > start and not seen >> w & 1:
-                    walk(start, w, seen | 1 << w, length + 1)
-
-        for start in nbrs:
-            walk(start, start, 1 << start, 0)
-        return best
+        return longest_simple_loop(self.lines)
 
     @cached_property
     def wilds(self) -> int:

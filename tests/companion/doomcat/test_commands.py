@@ -54,6 +54,16 @@ def test_score_reports_violations(tmp_path, capsys):
         "violations"][0]
 
 
+def test_score_a_card_full_of_lines_with_every_goal(tmp_path, capsys):
+    # all 66 lines of a card: the longest path and loop once walked every path (minutes)
+    full = STATE | {"lines": [[a, b] for a in range(12) for b in range(a + 1, 12)], "crossed": []}
+    path = _write(tmp_path, "full.json", full)
+    assert main(["score", path, "--goals", ",".join(map(str, range(1, 28))), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["facts"]["longest_path"] == list(range(12))
+    assert result["goals"]["10"] == pts(10, 11) and result["goals"]["20"] == pts(20, 12)
+
+
 def test_score_reads_json_lines_from_stdin(monkeypatch, capsys):
     text = json.dumps(STATE) + "\n\n" + json.dumps(STATE | {"lines": []}) + "\n"
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
