@@ -16,6 +16,7 @@ companion.errors.DataFileError: x.json: at $: 'b' is a required property
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -36,6 +37,55 @@ def json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+class _NonFinite(str):
+    """What ``Infinity``, ``-Infinity``, ``NaN`` or ``1e999`` parse to: the reason to refuse it."""
+
+
+def _constant(name: str) -> _NonFinite:
+    return _NonFinite(f"{name} is not a number JSON allows")
+
+
+def _float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(f"{text} is too large a number")
+
+
+def _non_finite(document: Any, parts: tuple[str | int, ...] = ()) -> tuple[Any, ...] | None:
+    """The JSON path of the first non-finite number in ``document`` and the reason, or None."""
+    if isinstance(document, _NonFinite):
+        return (*parts, str(document))
+    items = document.items() if isinstance(document, dict) else \
+        enumerate(document) if isinstance(document, list) else ()
+    for key, value in items:
+        found = _non_finite(value, (*parts, key))
+        if found:
+            return found
+    return None
+
+
+def parse_json(text: str | bytes, source: str) -> Any:
+    """Parse JSON text read from ``source``; malformed JSON raises :class:`DataFileError`.
+
+    Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
+    allow, and reads ``1e999`` as infinity: no data file means them, so they are refused too,
+    naming their JSON path.
+
+    >>> parse_json('{"size_mm": [NaN, 1]}', "x.json")
+    Traceback (most recent call last):
+    ...
+    companion.errors.DataFileError: x.json: at $.size_mm[0]: NaN is not a number JSON allows
+    """
+    try:
+        document = json.loads(text, parse_constant=_constant, parse_float=_float)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(source, f"line {exc.lineno} column {exc.colno}",
+                            f"not valid JSON: {exc.msg}") from None
+    found = _non_finite(document)
+    if found:
+        raise DataFileError(source, json_path(found[:-1]), found[-1])
+    return document
+
+
 def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises :class:`BadInput`."""
     path = Path(path)
@@ -45,11 +95,7 @@ def read_json(path: str | Path) -> Any:
         raise BadInput(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataFileError(str(path), f"line {exc.lineno} column {exc.colno}",
-                            f"not valid JSON: {exc.msg}") from None
+    return parse_json(text, str(path))
 
 
 @cache

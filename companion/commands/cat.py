@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from companion.cli import print_json
-from companion.datafiles import read_json
+from companion.datafiles import parse_json, read_json
 from companion.doomcat.catalogue import Goal, Sigil, familiar, parse_goals, score_sigil
 from companion.doomcat.geometry import facts, violations
 from companion.doomcat.layouts import all_layouts, load_layout
@@ -55,12 +54,7 @@ def _states(paths: list[str]) -> Iterator[tuple[str, SigilState]]:
                 if not line.strip():
                     continue
                 source = f"<stdin>:{number}"
-                try:
-                    doc = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFileError(source, f"column {exc.colno}",
-                                        f"not valid JSON: {exc.msg}") from None
-                yield source, SigilState.from_json(doc, source=source)
+                yield source, SigilState.from_json(parse_json(line, source), source=source)
             continue
         doc = read_json(path)
         if isinstance(doc, list):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from calibration.references import references
 from companion.cli import print_json
+from companion.datafiles import read_json
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
@@ -71,10 +71,7 @@ def _labels(folder: Path) -> list[dict[str, Any]]:
         raise BadInput(f"{folder}: not a folder")
     if not path.is_file():
         raise BadInput(f"{folder}: no labels.json in this folder")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not readable JSON: {exc}") from None
+    doc = read_json(path)
     if not isinstance(doc, list):
         raise DataFileError(str(path), "$", "expected a list of {image, sigil} objects")
     for i, entry in enumerate(doc):

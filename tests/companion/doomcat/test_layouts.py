@@ -185,6 +185,9 @@ def _set(path, value):
     (_set(["must_curve"], [[3, 3]]), "$.must_curve[0]", "two different candles"),
     (_set(["must_curve"], [[3, 12]]), "$.must_curve[0][1]", "greater than the maximum"),
     (_set(["name"], 5), "$.name", "not of type 'string'"),
+    (_set(["size_mm"], [2000.0, 3000.0]), "$.size_mm", "greater than the maximum of 200"),
+    (_set(["size_mm"], [1e308, 1e308]), "$.size_mm", "greater than the maximum of 200"),
+    (_set(["stars", 0], [1e300, 5.0]), "$.stars[0][0]", "greater than the maximum of 200"),
 ])
 def test_broken_layouts_name_file_path_and_rule(tmp_path, mutate, json_path, rule):
     path = tmp_path / "broken.json"
@@ -194,6 +197,40 @@ def test_broken_layouts_name_file_path_and_rule(tmp_path, mutate, json_path, rul
     assert exc.value.file == str(path)
     assert exc.value.json_path.startswith(json_path), exc.value
     assert rule in exc.value.rule
+
+
+@pytest.mark.parametrize(("size", "rule"), [
+    ("[Infinity, Infinity]", "Infinity is not a number JSON allows"),
+    ("[88, NaN]", "NaN is not a number JSON allows"),
+    ("[1e400, 126]", "1e400 is too large a number"),
+])
+def test_non_finite_numbers_in_a_layout_are_refused(tmp_path, size, rule):
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(_mutated(lambda d: None)).replace(
+        '"size_mm": [88.0, 126.0]', f'"size_mm": {size}'))
+    with pytest.raises(DataFileError) as exc:
+        load_layout(str(path))
+    assert exc.value.json_path.startswith("$.size_mm[") and exc.value.rule == rule
+
+
+@pytest.mark.parametrize("argv", [
+    ["cards", "print", "--layout", "{layout}", "--out", "{tmp}/x.png"],
+    ["cards", "print", "--layout", "{layout}", "--out", "{tmp}/x.pdf"],
+    ["cards", "register", str(LAYOUTS_DIR / "A.json"), "--layout", "{layout}", "--name", "X3"],
+    ["score", "{tmp}/state.json", "--goals", "1"],
+])
+@pytest.mark.parametrize("size", ["[Infinity, Infinity]", "[2000, 3000]"])
+def test_commands_refuse_a_layout_of_no_physical_size(tmp_path, capsys, argv, size):
+    layout = tmp_path / "big.json"
+    layout.write_text(json.dumps(_mutated(lambda d: None)).replace(
+        '"size_mm": [88.0, 126.0]', f'"size_mm": {size}'))
+    (tmp_path / "state.json").write_text(json.dumps(
+        {"layout": str(layout), "lines": [], "crossed": [], "top": [None] * 7}))
+    argv = [a.format(layout=layout, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {layout}: at $.size_mm[") and err.count("\n") == 1
+    assert not list(tmp_path.glob("x.*"))
 
 
 def test_unknown_layout_lists_the_known_names():
