@@ -47,5 +47,15 @@ def test_bad_arguments_exit_2(argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["dice", "sigil"])
+def test_a_negative_seed_is_refused_before_the_folder_is_made(kind, tmp_path, capsys):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main(["render", kind, str(out), "--count", "1", "--seed", "-3"])
+    assert exc.value.code == 2
+    assert "argument --seed: must be 0 or more, got -3" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_int_list():
     assert int_list("1, 2,3") == [1, 2, 3]
