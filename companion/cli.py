@@ -15,6 +15,7 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from companion import __version__
@@ -26,6 +27,19 @@ PROG = "doomcompanion"
 def print_json(obj: Any) -> None:
     """Print one JSON document on one line (the shape ``--json`` promises)."""
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+
+
+def output_folder(path: str | Path) -> Path:
+    """Make the folder a command writes into (and its parents); :class:`BadInput` when the
+    path cannot be a folder (a file on the way, no permission, ...)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise BadInput(f"{out}: exists and is not a folder") from None
+    except OSError as exc:
+        raise BadInput(f"{out}: cannot create the folder: {exc.strerror}") from None
+    return out
 
 
 def _int_from(lowest: int) -> Callable[[str], int]:

@@ -57,5 +57,18 @@ def test_a_negative_seed_is_refused_before_the_folder_is_made(kind, tmp_path, ca
     assert not out.exists()
 
 
+@pytest.mark.parametrize("kind", ["dice", "sigil"])
+@pytest.mark.parametrize(("where", "message"), [
+    ("afile/sub", "afile/sub: cannot create the folder: Not a directory"),
+    ("afile", "afile: exists and is not a folder"),
+])
+def test_render_into_a_folder_that_cannot_be_made_exits_2(kind, where, message, tmp_path,
+                                                          capsys):
+    (tmp_path / "afile").write_text("not a folder")
+    assert main(["render", kind, str(tmp_path / where), "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"doomcompanion: error: {tmp_path}/{message}\n"
+
+
 def test_int_list():
     assert int_list("1, 2,3") == [1, 2, 3]

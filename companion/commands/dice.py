@@ -18,7 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cli import print_json
+from companion.cli import output_folder, print_json
 from companion.datafiles import read_json
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
@@ -89,11 +89,7 @@ def bench(args: argparse.Namespace) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BadInput(f"{out}: cannot create the folder: {exc}") from None
+    out = output_folder(args.out)
     entries = []
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from calibration.references import references
-from companion.cli import print_json
+from companion.cli import output_folder, print_json
 from companion.datafiles import read_json
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
@@ -103,6 +103,8 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
 
     folder = Path(folder)
     labels = _labels(folder)
+    if show is not None:
+        show = output_folder(show)  # before the work: a folder that cannot be made fails now
     read_sigil = _reader()
     total = Tally()
     groups: dict[str, Tally] = {}
@@ -137,7 +139,7 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
     report["worst"] = [{"image": name, "errors": errs[:8]} for _, name, errs, _, _ in
                        failures[:worst]]
     if show is not None:
-        _show_failures(folder, Path(show), failures[:worst])
+        _show_failures(folder, show, failures[:worst])
     return report
 
 
@@ -148,7 +150,6 @@ def _show_failures(folder: Path, out: Path, failures: list[tuple[Any, ...]]) -> 
 
     from vision.sigil.overlay import draw_reading
 
-    out.mkdir(parents=True, exist_ok=True)
     for _, name, errs, result, truth in failures:
         image = read_image(folder / name)
         if image.ndim == 2:

@@ -62,6 +62,19 @@ def test_bad_input_exits_2(args: list[str], message: str, folder: Path,
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("where", "message"), [
+    ("afile/sub", "cannot create the folder: Not a directory"),
+    ("afile", "exists and is not a folder"),
+])
+def test_eval_sigil_show_into_a_folder_that_cannot_be_made_exits_2_before_reading(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], where: str, message: str) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    monkeypatch.setattr("companion.commands.sigil._reader", lambda: pytest.fail("read a card"))
+    assert main(["eval", "sigil", str(folder), "--show", str(tmp_path / where)]) == 2
+    assert capsys.readouterr().err == f"doomcompanion: error: {tmp_path / where}: {message}\n"
+
+
 def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cv2.imwrite(str(tmp_path / "table.png"), np.full((360, 640, 3), 90, np.uint8))
     assert main(["sigil", str(tmp_path / "table.png"), "--layout", "A"]) == 2
