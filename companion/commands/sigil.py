@@ -21,6 +21,7 @@ from companion.datafiles import read_json
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
+from vision.readings import SigilState
 
 
 @lru_cache(maxsize=64)
@@ -65,7 +66,9 @@ def read(args: argparse.Namespace) -> int:
     return 0
 
 
-def _labels(folder: Path) -> list[dict[str, Any]]:
+def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
+    """The entries of ``folder/labels.json``, each with its sigil state, checked: the image is
+    in the folder and the state's layout can be loaded (``eval sigil`` and ``bench sigil``)."""
     path = folder / "labels.json"
     if not folder.is_dir():
         raise BadInput(f"{folder}: not a folder")
@@ -74,13 +77,20 @@ def _labels(folder: Path) -> list[dict[str, Any]]:
     doc = read_json(path)
     if not isinstance(doc, list):
         raise DataFileError(str(path), "$", "expected a list of {image, sigil} objects")
+    out = []
     for i, entry in enumerate(doc):
         if not isinstance(entry, dict) or not isinstance(entry.get("image"), str) \
                 or not isinstance(entry.get("sigil"), dict):
             raise DataFileError(str(path), f"$[{i}]", 'expected {"image": ..., "sigil": {...}}')
         if not (folder / entry["image"]).is_file():
             raise DataFileError(str(path), f"$[{i}].image", f"no such file {entry['image']!r}")
-    return doc
+        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        try:
+            load_layout(truth.layout)
+        except BadInput as exc:
+            raise DataFileError(str(path), f"$[{i}].sigil.layout", str(exc)) from None
+        out.append((entry, truth))
+    return out
 
 
 def _art(cond: Any) -> tuple[str | None, int | None]:
@@ -98,7 +108,6 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
 
     ``show``: a folder that receives a picture of each of the ``worst`` failures, the reading
     drawn over the photo against the labels (:func:`vision.sigil.overlay.draw_reading`)."""
-    from vision.readings import SigilState
     from vision.sigil.scoring import Tally, condition_groups, score_card
 
     folder = Path(folder)
@@ -109,19 +118,15 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
     total = Tally()
     groups: dict[str, Tally] = {}
     failures: list[tuple[int, str, list[str], Any, SigilState]] = []
-    path = folder / "labels.json"
-    for i, entry in enumerate(labels):
-        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+    for entry, truth in labels:
         cond = entry.get("conditions") or {}
         image = read_image(folder / entry["image"])
+        layout = load_layout(truth.layout)
         try:
-            result = read_sigil(image, load_layout(truth.layout),
-                                references(truth.layout, *_art(cond)) or None,
+            result = read_sigil(image, layout, references(truth.layout, *_art(cond)) or None,
                                 others=all_layouts())
             reading, refusal = result.state, None
         except BadInput as exc:
-            if "layout" in str(exc) and "unknown layout" in str(exc):
-                raise
             result, reading, refusal = None, None, str(exc)
         sc = score_card(truth, reading, entry.get("ghost_lines") or ())
         total.add(sc)
@@ -192,8 +197,8 @@ def bench(args: argparse.Namespace) -> int:
     layout_of: dict[str, str] = {}
     art_of: dict[str, tuple[str | None, int | None]] = {}
     if (folder / "labels.json").is_file():
-        for entry in _labels(folder):
-            layout_of[entry["image"]] = (entry["sigil"].get("layout") or entry.get("layout"))
+        for entry, truth in _labels(folder):
+            layout_of[entry["image"]] = truth.layout
             art_of[entry["image"]] = _art(entry.get("conditions"))
     missing = [f.name for f in files if f.name not in layout_of]
     if missing:

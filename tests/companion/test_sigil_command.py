@@ -75,6 +75,25 @@ def test_eval_sigil_show_into_a_folder_that_cannot_be_made_exits_2_before_readin
     assert capsys.readouterr().err == f"doomcompanion: error: {tmp_path / where}: {message}\n"
 
 
+@pytest.mark.parametrize("command", ["eval", "bench"])
+@pytest.mark.parametrize(("sigil", "message"), [
+    ({"layout": None}, "$[1].sigil: at $.layout: expected the layout name"),
+    ({"layout": "Z"}, "at $[1].sigil.layout: unknown layout 'Z'"),
+])
+def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+        sigil: dict, message: str) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[1]["sigil"] |= sigil
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main([command, "sigil", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {tmp_path / 'labels.json'}")
+    assert message in err and err.count("\n") == 1
+
+
 def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cv2.imwrite(str(tmp_path / "table.png"), np.full((360, 640, 3), 90, np.uint8))
     assert main(["sigil", str(tmp_path / "table.png"), "--layout", "A"]) == 2
