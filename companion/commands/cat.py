@@ -9,7 +9,14 @@ from typing import Any
 
 from companion.cli import print_json
 from companion.datafiles import parse_json, read_json
-from companion.doomcat.catalogue import Goal, Sigil, familiar, parse_goals, score_sigil
+from companion.doomcat.catalogue import (
+    Goal,
+    Sigil,
+    familiar,
+    game_goals,
+    parse_goals,
+    score_sigil,
+)
 from companion.doomcat.geometry import facts, violations
 from companion.doomcat.layouts import all_layouts, load_layout
 from companion.errors import BadInput, DataFileError
@@ -99,7 +106,7 @@ def simulate(args: argparse.Namespace) -> int:
     from companion.doomcat.simulate import SimConfig
     from companion.doomcat.simulate import simulate as run
 
-    goals = parse_goals(args.goals)
+    goals = game_goals(args.goals)
     if args.policy not in ("greedy", "random"):
         raise BadInput(f"--policy: unknown policy {args.policy!r}: use greedy or random")
     fam = familiar(args.familiar).id if args.familiar else None

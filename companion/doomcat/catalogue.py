@@ -9,7 +9,8 @@ its number, built from the facts of :mod:`companion.doomcat.geometry`.
 Python API
 ----------
 - :func:`goals` ``() -> dict[int, Goal]``, :func:`goal` ``(number) -> Goal`` (BadInput when
-  unknown), :func:`parse_goals` ``("1,2,3" or [1, 2, 3]) -> tuple[Goal, ...]``.
+  unknown), :func:`parse_goals` ``("1,2,3" or [1, 2, 3]) -> tuple[Goal, ...]``,
+  :func:`game_goals` (the same, and 2 or 3 of them, as a game has).
 - :func:`familiars` ``() -> dict[str, Familiar]``, :func:`familiar` ``("F03" or 3)``.
 - :class:`Sigil` ``(layout, lines, crossed, top)``: one card's drawing with lazily computed
   facts; ``Goal.score(sigil) -> int``; :func:`score_sigil` ``(sigil, goals, familiar)``.
@@ -35,6 +36,7 @@ from companion.errors import BadInput, DataFileError
 from vision.readings import TopBox
 
 GOALS_FILE = DATA_DIR / "goals.json"
+GOALS_PER_GAME = (2, 3)  # the rulebook: 2 Goal Cards for an easy game, otherwise 3
 FAMILIARS_FILE = DATA_DIR / "familiars.json"
 
 SUGGESTED_SETS: dict[str, tuple[int, int, int]] = {
@@ -399,6 +401,15 @@ def parse_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
     if len(set(numbers)) != len(numbers):
         raise BadInput(f"goals: a goal is listed twice in {numbers}")
     return tuple(goal(n) for n in numbers)
+
+
+def game_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
+    """The goals of a game: :func:`parse_goals`, and 2 or 3 of them (``GOALS_PER_GAME``)."""
+    chosen = parse_goals(numbers)
+    if len(chosen) not in GOALS_PER_GAME:
+        raise BadInput(f"goals: a game is played with 2 goals (an easy game) or 3, "
+                       f"got {len(chosen)}: {','.join(str(g.number) for g in chosen)}")
+    return chosen
 
 
 @lru_cache(maxsize=4)

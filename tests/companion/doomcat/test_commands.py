@@ -119,8 +119,11 @@ def test_cat_simulate_json_report(capsys):
     (["--policy", "clever"], "unknown policy"),
     (["--goals", "1,99"], "goal 99 does not exist"),
     (["--familiar", "F0"], "F01-F09"),
+    (["--goals", "1"], "goals: a game is played with 2 goals (an easy game) or 3, got 1: 1"),
+    (["--goals", "1,2,3,4,5"], "or 3, got 5: 1,2,3,4,5"),
 ])
 def test_cat_simulate_bad_input(capsys, argv, message):
     base = ["cat", "simulate", "--games", "1", "--goals", "1,2,3"]
     assert main(base + argv) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
