@@ -126,3 +126,34 @@ def load_validated(path: str | Path, schema: dict[str, Any] | str | Path) -> Any
     document = read_json(path)
     validate(document, schema, source=str(path))
     return document
+
+
+def read_labels(folder: str | Path, key: str) -> list[dict[str, Any]]:
+    """The entries of a labelled folder's ``labels.json`` (``eval`` and ``bench``).
+
+    Checked here for every kind of label: the folder and the file exist, the file is a
+    non-empty list of objects, and each ``image`` names a file inside the folder (not ``..``,
+    not an absolute path). ``key`` (``"dice"``, ``"sigil"``) only words the messages; what the
+    labels say is checked by their kind's own check.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInput(f"{folder}: not a folder")
+    path = folder / "labels.json"
+    if not path.is_file():
+        raise BadInput(f"{folder}: no labels.json in this folder")
+    doc = read_json(path)
+    if not isinstance(doc, list) or not doc:
+        raise DataFileError(str(path), "$",
+                            f'expected a non-empty list of {{"image": ..., "{key}": ...}} objects')
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str):
+            raise DataFileError(str(path), f"$[{i}].image", "expected the image file name")
+        name = Path(entry["image"])
+        if name.is_absolute() or ".." in name.parts:
+            raise DataFileError(str(path), f"$[{i}].image",
+                                f"{entry['image']!r} is outside the labelled folder")
+        if not (folder / name).is_file():
+            raise DataFileError(str(path), f"$[{i}].image",
+                                f"no such file {entry['image']!r} in {folder}")
+    return doc

@@ -17,7 +17,7 @@ import numpy as np
 
 from calibration.references import references
 from companion.cli import output_folder, print_json
-from companion.datafiles import read_json
+from companion.datafiles import read_labels
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
@@ -67,23 +67,13 @@ def read(args: argparse.Namespace) -> int:
 
 
 def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
-    """The entries of ``folder/labels.json``, each with its sigil state, checked: the image is
-    in the folder and the state's layout can be loaded (``eval sigil`` and ``bench sigil``)."""
+    """The entries of ``folder/labels.json`` (:func:`read_labels`), each with its sigil state,
+    checked: the state's layout can be loaded (``eval sigil`` and ``bench sigil``)."""
     path = folder / "labels.json"
-    if not folder.is_dir():
-        raise BadInput(f"{folder}: not a folder")
-    if not path.is_file():
-        raise BadInput(f"{folder}: no labels.json in this folder")
-    doc = read_json(path)
-    if not isinstance(doc, list):
-        raise DataFileError(str(path), "$", "expected a list of {image, sigil} objects")
     out = []
-    for i, entry in enumerate(doc):
-        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str) \
-                or not isinstance(entry.get("sigil"), dict):
-            raise DataFileError(str(path), f"$[{i}]", 'expected {"image": ..., "sigil": {...}}')
-        if not (folder / entry["image"]).is_file():
-            raise DataFileError(str(path), f"$[{i}].image", f"no such file {entry['image']!r}")
+    for i, entry in enumerate(read_labels(folder, "sigil")):
+        if not isinstance(entry.get("sigil"), dict):
+            raise DataFileError(str(path), f"$[{i}].sigil", "expected a sigil state object")
         truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
         try:
             load_layout(truth.layout)
