@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from companion.cli import print_json
+from companion.cli import PROG, print_json
 from companion.datafiles import parse_json, read_json
 from companion.doomcat.catalogue import (
     Goal,
@@ -24,8 +24,11 @@ from vision.readings import SigilState
 
 
 def layouts(args: argparse.Namespace) -> int:
-    """Print the sigil layouts A-D and the registered cards."""
-    found = all_layouts()
+    """Print the sigil layouts A-D and the registered cards (a warning for each broken one)."""
+    broken: list[BadInput] = []
+    found = all_layouts(broken)
+    for exc in broken:
+        print(f"{PROG}: warning: {exc}", file=sys.stderr)
     if args.json:
         print_json([layout.to_json() for layout in found])
         return 0

@@ -356,6 +356,17 @@ def load_layout(name_or_path: str | os.PathLike[str]) -> Layout:
                    "(or give the path of a layout .json file)")
 
 
-def all_layouts() -> list[Layout]:
-    """Every known layout: ``A``-``D`` and the registered cards."""
-    return [load_layout(name) for name in layout_names()]
+def all_layouts(broken: list[BadInput] | None = None) -> list[Layout]:
+    """Every known layout: ``A``-``D`` and the registered cards.
+
+    A registered card whose file cannot be loaded is left out (its error appended to
+    ``broken`` when given), so that one bad file does not stop the others being read.
+    """
+    out = [load_layout(name) for name in BUILTIN]
+    for name in sorted(_registered()):
+        try:
+            out.append(load_layout(name))
+        except BadInput as exc:
+            if broken is not None:
+                broken.append(exc)
+    return out

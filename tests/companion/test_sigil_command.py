@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from companion.cli import main
+from companion.commands.sigil import all_layouts
 from companion.doomcat.layouts import load_layout
 from tests.vision.sigil.cards import draw_state, photograph
 from vision.readings import SigilState, TopBox
@@ -92,6 +93,19 @@ def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
     err = capsys.readouterr().err
     assert err.startswith(f"doomcompanion: error: {tmp_path / 'labels.json'}")
     assert message in err and err.count("\n") == 1
+
+
+def test_a_broken_registered_card_does_not_block_reading_card_a(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path))
+    broken = tmp_path / "cards" / "X3" / "layout.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{")
+    monkeypatch.setattr("companion.commands.sigil.all_layouts",
+                        all_layouts.__wrapped__)  # not the cached list of another test
+    assert main(["sigil", str(folder / "card_0.png"), "--layout", "A", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "A"
 
 
 def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -286,8 +286,19 @@ def test_layouts_command_prints_every_layout(capsys):
     assert "Ring" in capsys.readouterr().out
 
 
-def test_layouts_command_refuses_a_broken_registered_card(capsys):
+def test_layouts_command_lists_the_good_cards_and_warns_of_a_broken_one(capsys):
     _register("bad", _mutated(_set(["candles", 0, "number"], 9)))
-    assert main(["layouts", "--json"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "layout.json: at $.candles[0].number" in err and "\n" not in err
+    _register("good", _mutated(_set(["name"], "good")))
+    assert main(["layouts", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [d["name"] for d in json.loads(out)] == [*LETTERS, "good"]
+    assert err == (f"doomcompanion: warning: {registry_dir() / 'cards' / 'bad' / 'layout.json'}"
+                   ": at $.candles[0].number: 9 is greater than the maximum of 6\n")
+
+
+def test_a_broken_registered_card_does_not_block_reading_another(capsys):
+    _register("bad", _mutated(_set(["candles", 0, "number"], 9)))
+    assert [x.name for x in all_layouts()] == LETTERS
+    assert load_layout("A").name == "A"
+    with pytest.raises(DataFileError, match=r"bad/layout\.json: at"):
+        load_layout("bad")
