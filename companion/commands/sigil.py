@@ -48,8 +48,11 @@ def read(args: argparse.Namespace) -> int:
     """``sigil IMAGE --layout L [--json]``."""
     image = read_image(args.image)
     layout = load_layout(args.layout)
-    reading = _reader()(image, layout, references(args.layout) or None,
-                        others=all_layouts())
+    try:
+        reading = _reader()(image, layout, references(args.layout) or None,
+                            others=all_layouts())
+    except BadInput as exc:  # no card in view, too small, ...: say in which image
+        raise BadInput(f"{args.image}: {exc}") from None
     if args.json:
         print_json(reading.to_json())
         return 0

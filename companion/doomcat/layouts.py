@@ -348,8 +348,8 @@ def load_layout(name_or_path: str | os.PathLike[str]) -> Layout:
         path = registered[text]
         return _load_file(str(path), text, _stamp(path))
     path = Path(text)
-    if text.endswith(".json") or os.sep in text or path.is_file():
-        if not path.is_file():
+    if text.endswith(".json") or os.sep in text or path.exists():
+        if not path.exists():
             raise BadInput(f"{text}: no such layout file")
         return _load_file(str(path), None, _stamp(path))
     raise BadInput(f"unknown layout {text!r}: known layouts are {', '.join(layout_names())} "

@@ -108,10 +108,18 @@ def test_a_broken_registered_card_does_not_block_reading_card_a(
     assert json.loads(capsys.readouterr().out)["layout"] == "A"
 
 
-def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cv2.imwrite(str(tmp_path / "table.png"), np.full((360, 640, 3), 90, np.uint8))
+@pytest.mark.parametrize(("shape", "message"), [
+    ((360, 640, 3), "no sigil card in view"),
+    ((1, 1, 3), "image of 1x1 px is too small"),
+])
+def test_no_card_in_view_exits_2_naming_the_image(tmp_path: Path, shape: tuple[int, ...],
+                                                  message: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    cv2.imwrite(str(tmp_path / "table.png"), np.full(shape, 90, np.uint8))
     assert main(["sigil", str(tmp_path / "table.png"), "--layout", "A"]) == 2
-    assert "no sigil card" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {tmp_path / 'table.png'}: {message}")
+    assert err.count("\n") == 1
 
 
 def test_eval_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -243,6 +243,17 @@ def test_missing_layout_file():
         load_layout("nowhere/x.json")
 
 
+def test_a_folder_given_as_a_layout_is_named_a_folder(tmp_path, monkeypatch, capsys):
+    (tmp_path / "adir").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for given in (str(tmp_path / "adir"), "adir"):
+        with pytest.raises(BadInput, match=f"^{given}: is a folder, not a file$"):
+            load_layout(given)
+    photo = LAYOUTS_DIR / "A.json"  # not read: the layout is checked first
+    assert main(["cards", "register", str(photo), "--layout", "adir", "--name", "X4"]) == 2
+    assert capsys.readouterr().err == "doomcompanion: error: adir: is a folder, not a file\n"
+
+
 def test_malformed_json_names_line(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"name": "A",\n "candles": [}')
