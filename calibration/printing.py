@@ -64,14 +64,15 @@ def write_card(layout: Any, out: str | Path) -> Path:
     Raises
     ------
     BadInput
-        For another extension or a folder that does not exist.
+        For another extension or a folder that does not exist or is a file.
     """
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix not in (".pdf", ".png"):
         raise BadInput(f"{out}: the card is written as .pdf or .png, not {suffix or 'no suffix'!r}")
     if not out.parent.is_dir():
-        raise BadInput(f"{out}: folder {out.parent} does not exist")
+        problem = "is not a folder" if out.parent.exists() else "does not exist"
+        raise BadInput(f"{out}: folder {out.parent} {problem}")
     data = card_pdf(layout) if suffix == ".pdf" else card_png(layout)
     try:
         out.write_bytes(data)

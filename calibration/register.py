@@ -72,7 +72,7 @@ def _validated_layout(path: str | Path) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - until the Doom Cat catalogue is present
         load_layout = None
     if load_layout is not None:
-        if not path.is_file():
+        if not path.exists():
             raise BadInput(f"{path}: no such layout file")
         load_layout(str(path))   # raises DataFileError naming file, path and rule
     doc = read_json(path)

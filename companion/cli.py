@@ -15,6 +15,7 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from companion import __version__
@@ -28,14 +29,33 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
-def positive_int(text: str) -> int:
+def output_folder(path: str | Path) -> Path:
+    """Make the folder a command writes into (and its parents); :class:`BadInput` when the
+    path cannot be a folder (a file on the way, no permission, ...)."""
+    out = Path(path)
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise BadInput(f"{out}: exists and is not a folder") from None
+    except OSError as exc:
+        raise BadInput(f"{out}: cannot create the folder: {exc.strerror}") from None
+    return out
+
+
+def _int_from(lowest: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"must be {lowest} or more, got {value}")
+        return value
+    return parse
+
+
+positive_int = _int_from(1)
+non_negative_int = _int_from(0)  # seeds of the renderers (numpy takes no negative seed)
 
 
 def share(text: str) -> float:
@@ -143,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                   f"write synthetic labelled {kind} photos and a labels.json")
         p.add_argument("out", metavar="OUT")
         p.add_argument("--count", type=positive_int, default=100)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=non_negative_int, default=0)
         if kind == "sigil":
             p.add_argument("--mid-turn-share", type=share, default=0.0, metavar="F",
                            help="share of cards caught in the middle of a turn (number written, "

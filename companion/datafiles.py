@@ -16,6 +16,7 @@ companion.errors.DataFileError: x.json: at $: 'b' is a required property
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -36,6 +37,57 @@ def json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+class _NonFinite(str):
+    """What ``Infinity``, ``-Infinity``, ``NaN`` or ``1e999`` parse to: the reason to refuse it."""
+
+
+def _constant(name: str) -> _NonFinite:
+    return _NonFinite(f"{name} is not a number JSON allows")
+
+
+def _float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(f"{text} is too large a number")
+
+
+def _non_finite(document: Any, parts: tuple[str | int, ...] = ()) -> tuple[Any, ...] | None:
+    """The JSON path of the first non-finite number in ``document`` and the reason, or None."""
+    if isinstance(document, _NonFinite):
+        return (*parts, str(document))
+    items = document.items() if isinstance(document, dict) else \
+        enumerate(document) if isinstance(document, list) else ()
+    for key, value in items:
+        found = _non_finite(value, (*parts, key))
+        if found:
+            return found
+    return None
+
+
+def parse_json(text: str | bytes, source: str) -> Any:
+    """Parse JSON text read from ``source``; malformed JSON raises :class:`DataFileError`.
+
+    Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
+    allow, and reads ``1e999`` as infinity: no data file means them, so they are refused too,
+    naming their JSON path.
+
+    >>> parse_json('{"size_mm": [NaN, 1]}', "x.json")
+    Traceback (most recent call last):
+    ...
+    companion.errors.DataFileError: x.json: at $.size_mm[0]: NaN is not a number JSON allows
+    """
+    try:
+        document = json.loads(text, parse_constant=_constant, parse_float=_float)
+        found = _non_finite(document)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(source, f"line {exc.lineno} column {exc.colno}",
+                            f"not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise DataFileError(source, "$", "not usable JSON: nested too deeply") from None
+    if found:
+        raise DataFileError(source, json_path(found[:-1]), found[-1])
+    return document
+
+
 def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises :class:`BadInput`."""
     path = Path(path)
@@ -43,13 +95,11 @@ def read_json(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a folder, not a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataFileError(str(path), f"line {exc.lineno} column {exc.colno}",
-                            f"not valid JSON: {exc.msg}") from None
+    return parse_json(text, str(path))
 
 
 @cache
@@ -80,3 +130,34 @@ def load_validated(path: str | Path, schema: dict[str, Any] | str | Path) -> Any
     document = read_json(path)
     validate(document, schema, source=str(path))
     return document
+
+
+def read_labels(folder: str | Path, key: str) -> list[dict[str, Any]]:
+    """The entries of a labelled folder's ``labels.json`` (``eval`` and ``bench``).
+
+    Checked here for every kind of label: the folder and the file exist, the file is a
+    non-empty list of objects, and each ``image`` names a file inside the folder (not ``..``,
+    not an absolute path). ``key`` (``"dice"``, ``"sigil"``) only words the messages; what the
+    labels say is checked by their kind's own check.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInput(f"{folder}: not a folder")
+    path = folder / "labels.json"
+    if not path.is_file():
+        raise BadInput(f"{folder}: no labels.json in this folder")
+    doc = read_json(path)
+    if not isinstance(doc, list) or not doc:
+        raise DataFileError(str(path), "$",
+                            f'expected a non-empty list of {{"image": ..., "{key}": ...}} objects')
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str):
+            raise DataFileError(str(path), f"$[{i}].image", "expected the image file name")
+        name = Path(entry["image"])
+        if name.is_absolute() or ".." in name.parts:
+            raise DataFileError(str(path), f"$[{i}].image",
+                                f"{entry['image']!r} is outside the labelled folder")
+        if not (folder / name).is_file():
+            raise DataFileError(str(path), f"$[{i}].image",
+                                f"no such file {entry['image']!r} in {folder}")
+    return doc

@@ -47,5 +47,52 @@ def test_bad_arguments_exit_2(argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["dice", "sigil"])
+def test_a_negative_seed_is_refused_before_the_folder_is_made(kind, tmp_path, capsys):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main(["render", kind, str(out), "--count", "1", "--seed", "-3"])
+    assert exc.value.code == 2
+    assert "argument --seed: must be 0 or more, got -3" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["dice", "sigil"])
+@pytest.mark.parametrize(("where", "message"), [
+    ("afile/sub", "afile/sub: cannot create the folder: Not a directory"),
+    ("afile", "afile: exists and is not a folder"),
+])
+def test_render_into_a_folder_that_cannot_be_made_exits_2(kind, where, message, tmp_path,
+                                                          capsys):
+    (tmp_path / "afile").write_text("not a folder")
+    assert main(["render", kind, str(tmp_path / where), "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"doomcompanion: error: {tmp_path}/{message}\n"
+
+
+@pytest.mark.parametrize("kind", ["dice", "sigil"])
+@pytest.mark.parametrize(("labels", "where", "message"), [
+    ("[]", "$", "expected a non-empty list"),
+    ('[{"image": "../a.png", "%s": %s}]', "$[0].image", "'../a.png' is outside the labelled"),
+    ('[{"image": "/etc/passwd", "%s": %s}]', "$[0].image", "'/etc/passwd' is outside"),
+    ('[{"image": "a.png", "%s": %s}, {"image": "b.png", "%s": %s}]', "$[1].image",
+     "no such file 'b.png'"),
+    ('[{"image": "a.png", "%s": %s, "x": NaN}]', "$[0].x", "NaN is not a number JSON allows"),
+])
+def test_eval_refuses_bad_labels_alike_for_dice_and_sigil(kind, labels, where, message,
+                                                          tmp_path, capsys):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "a.png").write_bytes(b"")
+    (tmp_path / "a.png").write_bytes(b"")
+    label = '[]' if kind == "dice" else '{"layout": "A"}'
+    (folder / "labels.json").write_text(labels.replace("%s", kind, 1).replace("%s", label, 1)
+                                        .replace("%s", kind, 1).replace("%s", label, 1))
+    assert main(["eval", kind, str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {folder / 'labels.json'}: at {where}: ")
+    assert message in err and err.count("\n") == 1
+
+
 def test_int_list():
     assert int_list("1, 2,3") == [1, 2, 3]

@@ -7,7 +7,10 @@ Convention: images are OpenCV arrays, BGR, ``uint8``, shape ``(H, W, 3)``; point
 from __future__ import annotations
 
 import re
+import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import cv2
@@ -136,6 +139,23 @@ def _opencv_reason(exc: cv2.error) -> str:
     return reason
 
 
+_QUIET = threading.Lock()
+
+
+@contextmanager
+def _opencv_quiet() -> Iterator[None]:
+    """OpenCV's own log silenced: a file it cannot decode makes it print ``[ERROR:0@...]``
+    lines on stderr, while the caller reports the problem in one line of its own."""
+    log = cv2.utils.logging
+    with _QUIET:
+        level = log.getLogLevel()
+        log.setLogLevel(log.LOG_LEVEL_SILENT)
+        try:
+            yield
+        finally:
+            log.setLogLevel(level)
+
+
 def decode_image(data: bytes, *, name: str = "image") -> np.ndarray:
     """Decode encoded image bytes (JPEG, PNG, ...) to BGR ``uint8``; raise :class:`InvalidImage`
     with one line naming what is wrong (empty, cut short, a broken structure, a zero or too
@@ -147,7 +167,8 @@ def decode_image(data: bytes, *, name: str = "image") -> np.ndarray:
     if problem is not None:
         raise InvalidImage(f"{name}: {problem}")
     try:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        with _opencv_quiet():
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # a header OpenCV refuses, such as a size over its limit
         raise InvalidImage(f"{name}: cannot be decoded: {_opencv_reason(exc)}") from None
     if image is None:

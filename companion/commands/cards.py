@@ -115,14 +115,13 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     seed are the same as before the option existed).
     """
     from calibration.states import RandomCards
+    from companion.cli import output_folder
 
     if count < 1:
         raise BadInput(f"--count must be 1 or more, got {count}")
     if not layouts:
         raise BadInput("no layouts to render")
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)
     cards = RandomCards(layouts)
     labels: list[dict[str, Any]] = []
     for i in range(count):

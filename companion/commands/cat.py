@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from companion.cli import print_json
-from companion.datafiles import read_json
-from companion.doomcat.catalogue import Goal, Sigil, familiar, parse_goals, score_sigil
+from companion.cli import PROG, print_json
+from companion.datafiles import parse_json, read_json
+from companion.doomcat.catalogue import (
+    Goal,
+    Sigil,
+    familiar,
+    game_goals,
+    parse_goals,
+    score_sigil,
+)
 from companion.doomcat.geometry import facts, violations
 from companion.doomcat.layouts import all_layouts, load_layout
 from companion.errors import BadInput, DataFileError
@@ -18,8 +24,11 @@ from vision.readings import SigilState
 
 
 def layouts(args: argparse.Namespace) -> int:
-    """Print the sigil layouts A-D and the registered cards."""
-    found = all_layouts()
+    """Print the sigil layouts A-D and the registered cards (a warning for each broken one)."""
+    broken: list[BadInput] = []
+    found = all_layouts(broken)
+    for exc in broken:
+        print(f"{PROG}: warning: {exc}", file=sys.stderr)
     if args.json:
         print_json([layout.to_json() for layout in found])
         return 0
@@ -55,12 +64,7 @@ def _states(paths: list[str]) -> Iterator[tuple[str, SigilState]]:
                 if not line.strip():
                     continue
                 source = f"<stdin>:{number}"
-                try:
-                    doc = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFileError(source, f"column {exc.colno}",
-                                        f"not valid JSON: {exc.msg}") from None
-                yield source, SigilState.from_json(doc, source=source)
+                yield source, SigilState.from_json(parse_json(line, source), source=source)
             continue
         doc = read_json(path)
         if isinstance(doc, list):
@@ -105,7 +109,7 @@ def simulate(args: argparse.Namespace) -> int:
     from companion.doomcat.simulate import SimConfig
     from companion.doomcat.simulate import simulate as run
 
-    goals = parse_goals(args.goals)
+    goals = game_goals(args.goals)
     if args.policy not in ("greedy", "random"):
         raise BadInput(f"--policy: unknown policy {args.policy!r}: use greedy or random")
     fam = familiar(args.familiar).id if args.familiar else None

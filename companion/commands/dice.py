@@ -18,8 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cli import print_json
-from companion.datafiles import read_json
+from companion.cli import output_folder, print_json
+from companion.datafiles import read_labels
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
 from vision.dice import read_dice
@@ -48,16 +48,10 @@ def read(args: argparse.Namespace) -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
-    if not folder.is_dir():
-        raise BadInput(f"{folder}: not a folder")
-    labels_path = folder / "labels.json"
-    entries = check_labels(read_json(labels_path), str(labels_path))
+    entries = check_labels(read_labels(folder, "dice"), str(folder / "labels.json"))
     results = []
     for entry in entries:
-        image_path = folder / entry["image"]
-        if not image_path.is_file():
-            raise BadInput(f"{labels_path}: image {entry['image']!r} is not in {folder}")
-        image = read_image(image_path)
+        image = read_image(folder / entry["image"])
         results.append(score_image(entry["image"], read_dice(image), entry["dice"],
                                    (image.shape[1], image.shape[0])))
     score = summarize(results)
@@ -89,11 +83,7 @@ def bench(args: argparse.Namespace) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BadInput(f"{out}: cannot create the folder: {exc}") from None
+    out = output_folder(args.out)
     entries = []
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise BadInput(f"cannot listen on {args.host}:{args.port}: "
                            f"{exc.strerror or exc}") from None
+        except ValueError:  # waitress: the host does not resolve to an address
+            raise BadInput(f"cannot listen on {args.host}:{args.port}: --host is not an "
+                           "address or a host name this machine can resolve") from None
         _stop_on_signals()
         runtime.live.start()
         print(f"Doom Companion: http://localhost:{args.port}/   "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -17,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from calibration.references import references
-from companion.cli import print_json
+from companion.cli import output_folder, print_json
+from companion.datafiles import read_labels
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
+from vision.readings import SigilState
 
 
 @lru_cache(maxsize=64)
@@ -47,8 +48,11 @@ def read(args: argparse.Namespace) -> int:
     """``sigil IMAGE --layout L [--json]``."""
     image = read_image(args.image)
     layout = load_layout(args.layout)
-    reading = _reader()(image, layout, references(args.layout) or None,
-                        others=all_layouts())
+    try:
+        reading = _reader()(image, layout, references(args.layout) or None,
+                            others=all_layouts())
+    except BadInput as exc:  # no card in view, too small, ...: say in which image
+        raise BadInput(f"{args.image}: {exc}") from None
     if args.json:
         print_json(reading.to_json())
         return 0
@@ -65,25 +69,21 @@ def read(args: argparse.Namespace) -> int:
     return 0
 
 
-def _labels(folder: Path) -> list[dict[str, Any]]:
+def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
+    """The entries of ``folder/labels.json`` (:func:`read_labels`), each with its sigil state,
+    checked: the state's layout can be loaded (``eval sigil`` and ``bench sigil``)."""
     path = folder / "labels.json"
-    if not folder.is_dir():
-        raise BadInput(f"{folder}: not a folder")
-    if not path.is_file():
-        raise BadInput(f"{folder}: no labels.json in this folder")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not readable JSON: {exc}") from None
-    if not isinstance(doc, list):
-        raise DataFileError(str(path), "$", "expected a list of {image, sigil} objects")
-    for i, entry in enumerate(doc):
-        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str) \
-                or not isinstance(entry.get("sigil"), dict):
-            raise DataFileError(str(path), f"$[{i}]", 'expected {"image": ..., "sigil": {...}}')
-        if not (folder / entry["image"]).is_file():
-            raise DataFileError(str(path), f"$[{i}].image", f"no such file {entry['image']!r}")
-    return doc
+    out = []
+    for i, entry in enumerate(read_labels(folder, "sigil")):
+        if not isinstance(entry.get("sigil"), dict):
+            raise DataFileError(str(path), f"$[{i}].sigil", "expected a sigil state object")
+        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        try:
+            load_layout(truth.layout)
+        except BadInput as exc:
+            raise DataFileError(str(path), f"$[{i}].sigil.layout", str(exc)) from None
+        out.append((entry, truth))
+    return out
 
 
 def _art(cond: Any) -> tuple[str | None, int | None]:
@@ -101,28 +101,25 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
 
     ``show``: a folder that receives a picture of each of the ``worst`` failures, the reading
     drawn over the photo against the labels (:func:`vision.sigil.overlay.draw_reading`)."""
-    from vision.readings import SigilState
     from vision.sigil.scoring import Tally, condition_groups, score_card
 
     folder = Path(folder)
     labels = _labels(folder)
+    if show is not None:
+        show = output_folder(show)  # before the work: a folder that cannot be made fails now
     read_sigil = _reader()
     total = Tally()
     groups: dict[str, Tally] = {}
     failures: list[tuple[int, str, list[str], Any, SigilState]] = []
-    path = folder / "labels.json"
-    for i, entry in enumerate(labels):
-        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+    for entry, truth in labels:
         cond = entry.get("conditions") or {}
         image = read_image(folder / entry["image"])
+        layout = load_layout(truth.layout)
         try:
-            result = read_sigil(image, load_layout(truth.layout),
-                                references(truth.layout, *_art(cond)) or None,
+            result = read_sigil(image, layout, references(truth.layout, *_art(cond)) or None,
                                 others=all_layouts())
             reading, refusal = result.state, None
         except BadInput as exc:
-            if "layout" in str(exc) and "unknown layout" in str(exc):
-                raise
             result, reading, refusal = None, None, str(exc)
         sc = score_card(truth, reading, entry.get("ghost_lines") or ())
         total.add(sc)
@@ -140,7 +137,7 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
     report["worst"] = [{"image": name, "errors": errs[:8]} for _, name, errs, _, _ in
                        failures[:worst]]
     if show is not None:
-        _show_failures(folder, Path(show), failures[:worst])
+        _show_failures(folder, show, failures[:worst])
     return report
 
 
@@ -151,7 +148,6 @@ def _show_failures(folder: Path, out: Path, failures: list[tuple[Any, ...]]) -> 
 
     from vision.sigil.overlay import draw_reading
 
-    out.mkdir(parents=True, exist_ok=True)
     for _, name, errs, result, truth in failures:
         image = read_image(folder / name)
         if image.ndim == 2:
@@ -194,8 +190,8 @@ def bench(args: argparse.Namespace) -> int:
     layout_of: dict[str, str] = {}
     art_of: dict[str, tuple[str | None, int | None]] = {}
     if (folder / "labels.json").is_file():
-        for entry in _labels(folder):
-            layout_of[entry["image"]] = (entry["sigil"].get("layout") or entry.get("layout"))
+        for entry, truth in _labels(folder):
+            layout_of[entry["image"]] = truth.layout
             art_of[entry["image"]] = _art(entry.get("conditions"))
     missing = [f.name for f in files if f.name not in layout_of]
     if missing:

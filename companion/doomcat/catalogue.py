@@ -9,7 +9,8 @@ its number, built from the facts of :mod:`companion.doomcat.geometry`.
 Python API
 ----------
 - :func:`goals` ``() -> dict[int, Goal]``, :func:`goal` ``(number) -> Goal`` (BadInput when
-  unknown), :func:`parse_goals` ``("1,2,3" or [1, 2, 3]) -> tuple[Goal, ...]``.
+  unknown), :func:`parse_goals` ``("1,2,3" or [1, 2, 3]) -> tuple[Goal, ...]``,
+  :func:`game_goals` (the same, and 2 or 3 of them, as a game has).
 - :func:`familiars` ``() -> dict[str, Familiar]``, :func:`familiar` ``("F03" or 3)``.
 - :class:`Sigil` ``(layout, lines, crossed, top)``: one card's drawing with lazily computed
   facts; ``Goal.score(sigil) -> int``; :func:`score_sigil` ``(sigil, goals, familiar)``.
@@ -29,12 +30,13 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from companion.datafiles import DATA_DIR, load_validated
-from companion.doomcat.geometry import QUADRANTS, Drawing, quadrant
+from companion.doomcat.geometry import QUADRANTS, Drawing, longest_simple_loop, quadrant
 from companion.doomcat.layouts import Layout
-from companion.errors import BadInput
+from companion.errors import BadInput, DataFileError
 from vision.readings import TopBox
 
 GOALS_FILE = DATA_DIR / "goals.json"
+GOALS_PER_GAME = (2, 3)  # the rulebook: 2 Goal Cards for an easy game, otherwise 3
 FAMILIARS_FILE = DATA_DIR / "familiars.json"
 
 SUGGESTED_SETS: dict[str, tuple[int, int, int]] = {
@@ -95,23 +97,7 @@ class Sigil:
     @cached_property
     def longest_loop(self) -> int:
         """Lines in the longest closed loop of lines joined at candles (no candle twice)."""
-        nbrs: dict[int, set[int]] = {}
-        for a, b in self.lines:
-            nbrs.setdefault(a, set()).add(b)
-            nbrs.setdefault(b, set()).add(a)
-        best = 0
-
-        def walk(start: int, node: int, seen: int, length: int) -> None:
-            nonlocal best
-            for w in nbrs[node]:
-                if w == start and length >= 2:
-                    best = max(best, length + 1)
-                elif w > start and not seen >> w & 1:
-                    walk(start, w, seen | 1 << w, length + 1)
-
-        for start in nbrs:
-            walk(start, start, 1 << start, 0)
-        return best
+        return longest_simple_loop(self.lines)
 
     @cached_property
     def wilds(self) -> int:
@@ -131,59 +117,61 @@ class Sigil:
 
 Rule = Callable[[Sigil, dict[str, Any]], int]
 RULES: dict[int, Rule] = {}
+RULE_PARAMS: dict[int, tuple[str, ...]] = {}  # the point values each rule reads from its goal
 
 
-def _rule(number: int) -> Callable[[Rule], Rule]:
+def _rule(number: int, *params: str) -> Callable[[Rule], Rule]:
     def register(fn: Rule) -> Rule:
         RULES[number] = fn
+        RULE_PARAMS[number] = params
         return fn
     return register
 
 
-@_rule(1)
+@_rule(1, "per_enclosure")
 def _wards(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_enclosure"] * s.drawing.n_enclosures
 
 
-@_rule(2)
+@_rule(2, "per_intersection")
 def _crossroads(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_intersection"] * s.drawing.intersections
 
 
-@_rule(3)
+@_rule(3, "per_candle")
 def _candlelight(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_candle"] * len(s.drawing.used)
 
 
-@_rule(4)
+@_rule(4, "per_star")
 def _starlight(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_star"] * len(s.drawing.stars_enclosed) if s.drawing.n_enclosures else 0
 
 
-@_rule(5)
+@_rule(5, "per_quadrant")
 def _four_winds(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_quadrant"] * len(s.intersection_quadrants)
 
 
-@_rule(6)
+@_rule(6, "per_crossing")
 def _bridges(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_crossing"] * sum(s.divider_crossings(line) for line in s.lines)
 
 
-@_rule(7)
+@_rule(7, "per_star")
 def _star_shepherd(s: Sigil, p: dict[str, Any]) -> int:
     held = s.intersection_quadrants
     return p["per_star"] * sum(1 for star in s.layout.stars if quadrant(star, s.layout) in held)
 
 
-@_rule(8)
+@_rule(8, "per_triangle")
 def _triangles(s: Sigil, p: dict[str, Any]) -> int:
     if not s.drawing.n_enclosures:
         return 0
     return p["per_triangle"] * sum(1 for c in s.drawing.face_corners if c == 3)
 
 
-@_rule(9)
+@_rule(9, "per_number")
 def _twin_flames(s: Sigil, p: dict[str, Any]) -> int:
     piece = s.piece_of
     joined = 0
@@ -194,69 +182,69 @@ def _twin_flames(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_number"] * joined
 
 
-@_rule(10)
+@_rule(10, "per_line")
 def _long_path(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * s.drawing.longest_path_lines
 
 
-@_rule(11)
+@_rule(11, "per_candle")
 def _scattered_bones(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_candle"] * sum(1 for c in s.crossed if s.degree[c] == 0)
 
 
-@_rule(12)
+@_rule(12, "per_line")
 def _busy_lines(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * sum(1 for n in s.crossings_per_line.values() if n >= 2)
 
 
-@_rule(13)
+@_rule(13, "per_line")
 def _watchful_eye(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * max(s.degree.values(), default=0)
 
 
-@_rule(14)
+@_rule(14, "per_candle")
 def _offerings(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_candle"] * sum(1 for c in s.crossed if s.degree[c] > 0)
 
 
-@_rule(15)
+@_rule(15, "per_intersection")
 def _spider_web(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_intersection"] * max(s.intersection_quadrants.values(), default=0)
 
 
-@_rule(16)
+@_rule(16, "mm_per_point")
 def _long_strokes(s: Sigil, p: dict[str, Any]) -> int:
     return int(sum(s.length(line) for line in s.lines) // p["mm_per_point"])
 
 
-@_rule(17)
+@_rule(17, "per_line", "max_mm")
 def _fine_brush(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * sum(1 for line in s.lines if s.length(line) < p["max_mm"])
 
 
-@_rule(18)
+@_rule(18, "per_wild")
 def _wild_hand(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_wild"] * s.wilds
 
 
-@_rule(19)
+@_rule(19, "mm2_per_point")
 def _great_seal(s: Sigil, p: dict[str, Any]) -> int:
     if not s.drawing.n_enclosures:
         return 0
     return int(max(area for _, area in s.drawing.faces) // p["mm2_per_point"])
 
 
-@_rule(20)
+@_rule(20, "per_line")
 def _circle_of_life(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * s.longest_loop
 
 
-@_rule(21)
+@_rule(21, "per_candle")
 def _eternal_flames(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_candle"] * sum(1 for n in s.degree.values() if n >= 3)
 
 
-@_rule(22)
+@_rule(22, "per_quadrant")
 def _bounded_horizon(s: Sigil, p: dict[str, Any]) -> int:
     if not s.drawing.n_enclosures:
         return 0
@@ -264,26 +252,26 @@ def _bounded_horizon(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_quadrant"] * len(covered)
 
 
-@_rule(23)
+@_rule(23, "per_enclosure")
 def _cells(s: Sigil, p: dict[str, Any]) -> int:
     if s.drawing.n_enclosures < 2:
         return 0
     return p["per_enclosure"] * sum(1 for n in s.drawing.face_neighbors if n)
 
 
-@_rule(24)
+@_rule(24, "per_enclosure", "max_mm2")
 def _small_cells(s: Sigil, p: dict[str, Any]) -> int:
     if not s.drawing.n_enclosures:
         return 0
     return p["per_enclosure"] * sum(1 for _, area in s.drawing.faces if area < p["max_mm2"])
 
 
-@_rule(25)
+@_rule(25, "per_line")
 def _one_sigil(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_line"] * len(s.lines) if len(s.drawing.components) == 1 else 0
 
 
-@_rule(26)
+@_rule(26, "per_quadrant")
 def _astral_gate(s: Sigil, p: dict[str, Any]) -> int:
     if not s.drawing.n_enclosures:
         return 0
@@ -291,7 +279,7 @@ def _astral_gate(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_quadrant"] * len(quads)
 
 
-@_rule(27)
+@_rule(27, "per_candle")
 def _amber_gauntlet(s: Sigil, p: dict[str, Any]) -> int:
     return p["per_candle"] * sum(1 for c in s.crossed if s.degree[c] >= 2)
 
@@ -360,18 +348,28 @@ def _load_goals(path: str) -> dict[int, Goal]:
     doc = load_validated(path, DATA_DIR / "goals.schema.json")
     out: dict[int, Goal] = {}
     for i, entry in enumerate(doc):
-        number = entry["number"]
+        number, params = entry["number"], entry["params"]
         if number in out:
-            from companion.errors import DataFileError
             raise DataFileError(path, f"$[{i}].number", f"goal {number} is listed twice")
-        text = entry["text"].format(**{k: f"{v:g}" for k, v in entry["params"].items()})
-        if any(k.startswith("per_") and v != int(v) for k, v in entry["params"].items()):
+        needed = RULE_PARAMS[number]
+        if sorted(params) != sorted(needed):
+            raise DataFileError(path, f"$[{i}].params",
+                                f"goal {number}'s rule reads {', '.join(needed)}; "
+                                f"the file gives {', '.join(params) or 'none'}")
+        try:
+            text = entry["text"].format(**{k: f"{v:g}" for k, v in params.items()})
+        except (KeyError, IndexError, AttributeError, ValueError) as exc:
+            raise DataFileError(path, f"$[{i}].text",
+                                f"goal {number}'s text cannot be filled in "
+                                f"({type(exc).__name__}: {exc}): braces may only name its "
+                                f"params ({', '.join(params)}); write {{{{ or }}}} for a brace"
+                                ) from None
+        if any(k.startswith("per_") and v != int(v) for k, v in params.items()):
             text += " Round the total down."
-        out[number] = Goal(number, entry["name"], entry["tier"], text, dict(entry["params"]),
+        out[number] = Goal(number, entry["name"], entry["tier"], text, dict(params),
                            tuple(entry.get("examples", ())))
     missing = set(range(1, 28)) - set(out)
     if missing:
-        from companion.errors import DataFileError
         raise DataFileError(path, "$", f"goals {sorted(missing)} are missing")
     return out
 
@@ -405,12 +403,20 @@ def parse_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
     return tuple(goal(n) for n in numbers)
 
 
+def game_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
+    """The goals of a game: :func:`parse_goals`, and 2 or 3 of them (``GOALS_PER_GAME``)."""
+    chosen = parse_goals(numbers)
+    if len(chosen) not in GOALS_PER_GAME:
+        raise BadInput(f"goals: a game is played with 2 goals (an easy game) or 3, "
+                       f"got {len(chosen)}: {','.join(str(g.number) for g in chosen)}")
+    return chosen
+
+
 @lru_cache(maxsize=4)
 def _load_familiars(path: str) -> dict[str, Familiar]:
     doc = load_validated(path, DATA_DIR / "familiars.schema.json")
     out = {e["id"]: Familiar(e["id"], e["name"], e["cost"], e["kind"], e["text"]) for e in doc}
     if sorted(out) != [f"F{n:02d}" for n in range(1, 10)]:
-        from companion.errors import DataFileError
         raise DataFileError(path, "$", "familiars F01-F09 must each appear once")
     return out
 

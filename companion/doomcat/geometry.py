@@ -33,7 +33,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import combinations, pairwise
 from typing import Any
 
@@ -651,27 +651,7 @@ class Drawing:
 
         Returned as the candle sequence (``len - 1`` lines); ``()`` with no lines.
         """
-        nbrs: dict[int, list[int]] = {}
-        for a, b in self.lines:
-            nbrs.setdefault(a, []).append(b)
-            nbrs.setdefault(b, []).append(a)
-        best: tuple[int, ...] = ()
-
-        def walk(path: list[int], seen: int) -> None:
-            nonlocal best
-            if len(path) > len(best):
-                best = tuple(path)
-            for w in nbrs[path[-1]]:
-                if not seen >> w & 1:
-                    path.append(w)
-                    walk(path, seen | 1 << w)
-                    path.pop()
-
-        for start in sorted(nbrs):
-            walk([start], 1 << start)
-        if best and best[0] > best[-1]:
-            best = best[::-1]
-        return best
+        return longest_simple_path(self.lines)
 
     @property
     def longest_path_lines(self) -> int:
@@ -708,6 +688,70 @@ class Drawing:
             components=self.components,
             longest_path=self.longest_path,
         )
+
+
+def _neighbours(lines: Iterable[Sequence[int]]) -> dict[int, list[int]]:
+    nbrs: dict[int, list[int]] = {}
+    for a, b in lines:
+        nbrs.setdefault(a, []).append(b)
+        nbrs.setdefault(b, []).append(a)
+    return nbrs
+
+
+# The longest path and loop are found by a programme over (candles visited as a bitmask, end
+# candle): at most 2**12 * 12 states on a card, where walking every path takes minutes once a
+# card holds a few dozen lines.
+
+def longest_simple_path(lines: Iterable[Sequence[int]]) -> tuple[int, ...]:
+    """The longest path along ``lines`` (pairs of candles), no candle twice.
+
+    Among the longest, the first one a depth-first walk meets (starts in increasing order,
+    neighbours in the order of ``lines``), with its lower end first; ``()`` with no lines.
+
+    >>> longest_simple_path([(0, 1), (1, 2), (1, 3), (3, 4)])
+    (0, 1, 3, 4)
+    """
+    nbrs = _neighbours(lines)
+
+    @cache
+    def reach(seen: int, end: int) -> int:
+        """Most lines a path can still add from ``end`` avoiding the candles in ``seen``."""
+        return max((1 + reach(seen | 1 << w, w) for w in nbrs[end] if not seen >> w & 1),
+                   default=0)
+
+    if not nbrs:
+        return ()
+    start = max(sorted(nbrs), key=lambda v: reach(1 << v, v))  # max keeps the first best
+    path, seen = [start], 1 << start
+    while left := reach(seen, path[-1]):
+        step = next(w for w in nbrs[path[-1]]
+                    if not seen >> w & 1 and reach(seen | 1 << w, w) == left - 1)
+        path.append(step)
+        seen |= 1 << step
+    return tuple(path) if path[0] < path[-1] else tuple(path[::-1])
+
+
+def longest_simple_loop(lines: Iterable[Sequence[int]]) -> int:
+    """Lines in the longest closed loop along ``lines``, no candle twice (0 when none).
+
+    >>> longest_simple_loop([(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (0, 4)])
+    5
+    """
+    nbrs = _neighbours(lines)
+    closed = -len(nbrs) - 1  # below any loop: "no way back to the start"
+
+    @cache
+    def back(seen: int, end: int) -> int:
+        """Most lines from ``end`` back to the loop's start, the lowest candle of ``seen``,
+        through candles above it not in ``seen``."""
+        start = (seen & -seen).bit_length() - 1
+        best = 1 if start in nbrs[end] and seen.bit_count() >= 3 else closed
+        for w in nbrs[end]:
+            if w > start and not seen >> w & 1:
+                best = max(best, 1 + back(seen | 1 << w, w))
+        return best
+
+    return max([back(1 << v, v) for v in nbrs] + [0])
 
 
 def _centroid(poly: Sequence[tuple[float, float]], area: float) -> tuple[float, float]:

@@ -348,14 +348,25 @@ def load_layout(name_or_path: str | os.PathLike[str]) -> Layout:
         path = registered[text]
         return _load_file(str(path), text, _stamp(path))
     path = Path(text)
-    if text.endswith(".json") or os.sep in text or path.is_file():
-        if not path.is_file():
+    if text.endswith(".json") or os.sep in text or path.exists():
+        if not path.exists():
             raise BadInput(f"{text}: no such layout file")
         return _load_file(str(path), None, _stamp(path))
     raise BadInput(f"unknown layout {text!r}: known layouts are {', '.join(layout_names())} "
                    "(or give the path of a layout .json file)")
 
 
-def all_layouts() -> list[Layout]:
-    """Every known layout: ``A``-``D`` and the registered cards."""
-    return [load_layout(name) for name in layout_names()]
+def all_layouts(broken: list[BadInput] | None = None) -> list[Layout]:
+    """Every known layout: ``A``-``D`` and the registered cards.
+
+    A registered card whose file cannot be loaded is left out (its error appended to
+    ``broken`` when given), so that one bad file does not stop the others being read.
+    """
+    out = [load_layout(name) for name in BUILTIN]
+    for name in sorted(_registered()):
+        try:
+            out.append(load_layout(name))
+        except BadInput as exc:
+            if broken is not None:
+                broken.append(exc)
+    return out

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.doomcat.catalogue import familiar as find_familiar
-from companion.doomcat.catalogue import parse_goals
+from companion.doomcat.catalogue import game_goals
 from companion.doomcat.game import GameConfig, GameState, apply, new_game, replay, roll, scores
 from companion.doomcat.layouts import BUILTIN
 from companion.doomcat.policies import Greedy, Policy, make_policy
@@ -110,7 +110,7 @@ def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
 
 def simulate(config: SimConfig, clock: Callable[[], float] = time.perf_counter) -> SimReport:
     """Play ``config.games`` seeded solo games and report (see the module docstring)."""
-    goals = parse_goals(config.goals)
+    goals = game_goals(config.goals)
     fam = find_familiar(config.familiar).id if config.familiar else None
     policy = make_policy(config.policy, [g.number for g in goals])
     wins = 0

@@ -42,6 +42,7 @@ from typing import Any
 from companion.session.engine import EngineMissing, Refused
 
 try:
+    from companion.doomcat.catalogue import GOALS_PER_GAME
     from companion.doomcat.layouts import load_layout
 except ImportError as exc:  # pragma: no cover - the page says the engine is missing
     raise EngineMissing(f"the Doom Cat rules engine is not installed yet ({exc.name})") \
@@ -125,7 +126,8 @@ class CatAdapter:
                     "properties": {"name": {"type": "string", "minLength": 1,
                                             "maxLength": 24}}}},
                 "cards": {"type": "array", "minItems": 2, "maxItems": 2, "items": LAYOUT_NAME},
-                "goals": {"type": "array", "minItems": 2, "maxItems": 3, "uniqueItems": True,
+                "goals": {"type": "array", "minItems": min(GOALS_PER_GAME),
+                          "maxItems": max(GOALS_PER_GAME), "uniqueItems": True,
                           "items": {"type": "integer", "minimum": 1, "maximum": 27}},
                 "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask, Response, abort, jsonify, request, stream_with_context
 from werkzeug.exceptions import HTTPException
 
+from companion.datafiles import parse_json
 from companion.errors import BadInput
 from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
@@ -42,11 +43,9 @@ def body(schema: dict[str, Any]) -> dict[str, Any]:
         raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
     raw = request.get_data(cache=True)
     try:
-        doc = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ApiError(400, "the body is not usable JSON: nested too deeply") from None
+        doc = parse_json(raw or b"{}", "the body")
+    except (BadInput, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"{exc}") from None
     problem = schema_error(doc, schema, "body")
     if problem:
         raise ApiError(400, problem)

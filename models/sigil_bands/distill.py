@@ -63,8 +63,8 @@ def dump(out: str, folders: list[str], seed: int = 0) -> int:
     n = 0
     try:
         for folder in map(Path, folders):
-            for e in _labels(folder):
-                name = e["sigil"].get("layout") or e.get("layout")
+            for e, truth in _labels(folder):
+                name = truth.layout
                 with contextlib.suppress(BadInput):   # a refused photo gives no strips
                     read_sigil(read_image(folder / e["image"]), load_layout(name),
                                references(name, *_art(e.get("conditions"))) or None,

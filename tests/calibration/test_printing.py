@@ -143,6 +143,17 @@ def test_write_card_by_extension(tmp_path, name, ok):
             write_card(load_layout("A"), out)
 
 
+@pytest.mark.parametrize(("out", "message"), [
+    ("missing/c.png", "folder {tmp}/missing does not exist"),
+    ("afile/c.png", "folder {tmp}/afile is not a folder"),
+])
+def test_cards_print_into_a_folder_that_is_not_one(tmp_path, capsys, out, message):
+    (tmp_path / "afile").write_text("a file")
+    assert main(["cards", "print", "--layout", "A", "--out", str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"doomcompanion: error: {tmp_path / out}: {message.format(tmp=tmp_path)}\n"
+
+
 @pytest.mark.parametrize(("argv", "code"), [
     (["--layout", "B", "--out", "{tmp}/b.pdf"], 0),
     (["--layout", "B", "--out", "{tmp}/b.png"], 0),

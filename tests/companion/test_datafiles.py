@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.datafiles import json_path, load_validated, read_json, validate
+from companion.datafiles import json_path, load_validated, parse_json, read_json, validate
 from companion.errors import BadInput, DataFileError
 
 SCHEMA = {
@@ -48,6 +48,19 @@ def test_malformed_json_names_line_and_column(tmp_path):
     bad.write_text('{"name": "A",\n "candles": [}\n')
     with pytest.raises(DataFileError, match=r"bad.json: at line 2 column 14: not valid JSON"):
         read_json(bad)
+
+
+@pytest.mark.parametrize(("text", "path", "rule"), [
+    ('{"a": [1, Infinity]}', "$.a[1]", "Infinity is not a number JSON allows"),
+    ('[{"b": -Infinity}]', "$[0].b", "-Infinity is not a number JSON allows"),
+    ('{"a": {"b": NaN}}', "$.a.b", "NaN is not a number JSON allows"),
+    ('{"a": -1e999}', "$.a", "-1e999 is too large a number"),
+])
+def test_non_finite_numbers_are_refused_with_their_path(text, path, rule):
+    with pytest.raises(DataFileError) as exc:
+        parse_json(text, "x.json")
+    assert (exc.value.file, exc.value.json_path, exc.value.rule) == ("x.json", path, rule)
+    assert parse_json('{"NaN": "Infinity", "a": 1e300}', "x.json")["a"] == 1e300
 
 
 def test_missing_file_is_bad_input(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from companion.cli import main
+from companion.commands.sigil import all_layouts
 from companion.doomcat.layouts import load_layout
 from tests.vision.sigil.cards import draw_state, photograph
 from vision.readings import SigilState, TopBox
@@ -62,10 +63,63 @@ def test_bad_input_exits_2(args: list[str], message: str, folder: Path,
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-def test_no_card_in_view_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cv2.imwrite(str(tmp_path / "table.png"), np.full((360, 640, 3), 90, np.uint8))
+@pytest.mark.parametrize(("where", "message"), [
+    ("afile/sub", "cannot create the folder: Not a directory"),
+    ("afile", "exists and is not a folder"),
+])
+def test_eval_sigil_show_into_a_folder_that_cannot_be_made_exits_2_before_reading(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], where: str, message: str) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    monkeypatch.setattr("companion.commands.sigil._reader", lambda: pytest.fail("read a card"))
+    assert main(["eval", "sigil", str(folder), "--show", str(tmp_path / where)]) == 2
+    assert capsys.readouterr().err == f"doomcompanion: error: {tmp_path / where}: {message}\n"
+
+
+@pytest.mark.parametrize("command", ["eval", "bench"])
+@pytest.mark.parametrize(("sigil", "message"), [
+    ({"layout": None}, "$[1].sigil: at $.layout: expected the layout name"),
+    ({"layout": "Z"}, "at $[1].sigil.layout: unknown layout 'Z'"),
+])
+def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+        sigil: dict, message: str) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[1]["sigil"] |= sigil
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main([command, "sigil", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {tmp_path / 'labels.json'}")
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_broken_registered_card_does_not_block_reading_card_a(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path))
+    broken = tmp_path / "cards" / "X3" / "layout.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{")
+    monkeypatch.setattr("companion.commands.sigil.all_layouts",
+                        all_layouts.__wrapped__)  # not the cached list of another test
+    assert main(["sigil", str(folder / "card_0.png"), "--layout", "A", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "A"
+
+
+@pytest.mark.parametrize(("shape", "message"), [
+    ((360, 640, 3), "no sigil card in view"),
+    ((1, 1, 3), "image of 1x1 px is too small"),
+])
+def test_no_card_in_view_exits_2_naming_the_image(tmp_path: Path, shape: tuple[int, ...],
+                                                  message: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    cv2.imwrite(str(tmp_path / "table.png"), np.full(shape, 90, np.uint8))
     assert main(["sigil", str(tmp_path / "table.png"), "--layout", "A"]) == 2
-    assert "no sigil card" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {tmp_path / 'table.png'}: {message}")
+    assert err.count("\n") == 1
 
 
 def test_eval_sigil_json(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,6 +114,16 @@ def test_a_header_too_large_to_decode_is_refused_in_one_line(data):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("data", [b"BM\x00\x01\x02\x03garbagegarbagegarbage",
+                                  b"GIF89a\x10\x00\x10\x00garbage"], ids=["bmp", "gif"])
+def test_a_fake_bmp_or_gif_is_refused_and_opencv_prints_nothing(capfd, data):
+    with pytest.raises(InvalidImage, match="not an image"):
+        decode_image(data, name="fake")
+    assert capfd.readouterr().err == ""
+    level = cv2.utils.logging.getLogLevel()
+    assert level != cv2.utils.logging.LOG_LEVEL_SILENT  # OpenCV's log is back as it was
+
+
 def test_a_png_cut_and_closed_again_is_refused_before_libpng_sees_it(capfd):
     data = _png(np.random.default_rng(2).integers(0, 255, (64, 64, 3), np.uint8))
     cut = data[: len(data) // 2] + _chunk(b"IEND", b"")

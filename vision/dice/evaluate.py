@@ -246,7 +246,7 @@ def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
                 raise DataFileError(source, where, "expected an object")
             box = die.get("bbox")
             if (not isinstance(box, list) or len(box) != 4
-                    or not all(isinstance(v, (int, float)) for v in box)
+                    or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
                     or box[0] > box[2] or box[1] > box[3]):
                 raise DataFileError(source, f"{where}.bbox", "expected [x0, y0, x1, y1]")
             value = die.get("value")

@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> None:
         labels = labels[:args.limit]
     others = all_layouts()
     items = []
-    for e in labels:
-        name = e["sigil"].get("layout") or e.get("layout")
+    for e, truth in labels:
+        name = truth.layout
         items.append((read_image(folder / e["image"]), load_layout(name),
                       references(name, *_art(e.get("conditions"))) or None))
     cpu, wall = [], []

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from companion.cli import main
 from companion.datafiles import DATA_DIR
 from companion.doomcat.catalogue import (
     RULES,
@@ -126,6 +127,14 @@ def test_score_sigil_subtracts_the_familiar_cost():
     (lambda d: d[0]["params"].update(per_enclosure=-1), "$[0].params.per_enclosure",
      "less than or equal"),
     (lambda d: d[5].update(number=1), "$[5].number", "listed twice"),
+    (lambda d: d[0].update(text="{per_foo} VP"), "$[0].text", "goal 1's text cannot be filled "
+     "in (KeyError: 'per_foo'): braces may only name its params (per_enclosure)"),
+    (lambda d: d[2].update(text="5 { VP"), "$[2].text", "goal 3's text cannot be filled in "
+     "(ValueError: expected '}' before end of string)"),
+    (lambda d: d[0].update(params={"per_ward": 5}), "$[0].params",
+     "goal 1's rule reads per_enclosure; the file gives per_ward"),
+    (lambda d: d[16]["params"].pop("max_mm"), "$[16].params",
+     "goal 17's rule reads per_line, max_mm; the file gives per_line"),
 ])
 def test_a_broken_goals_file_names_file_path_and_rule(tmp_path, mutate, path, rule):
     doc = json.loads((DATA_DIR / "goals.json").read_text())
@@ -136,6 +145,21 @@ def test_a_broken_goals_file_names_file_path_and_rule(tmp_path, mutate, path, ru
         _load_goals(str(broken))
     assert exc.value.file == str(broken)
     assert exc.value.json_path == path and rule in exc.value.rule
+
+
+def test_a_goals_file_edited_in_place_is_refused_by_the_command_line(tmp_path, monkeypatch,
+                                                                     capsys):
+    doc = json.loads((DATA_DIR / "goals.json").read_text())
+    doc[0]["params"] = {"per_ward": 5}
+    edited = tmp_path / "goals.json"
+    edited.write_text(json.dumps(doc))
+    monkeypatch.setattr("companion.doomcat.catalogue.GOALS_FILE", edited)
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"layout": "A", "lines": [], "crossed": [], "top": [None] * 7}))
+    assert main(["score", str(state), "--goals", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"doomcompanion: error: {edited}: at $[0].params: goal 1's rule reads "
+                   "per_enclosure; the file gives per_ward\n")
 
 
 def test_a_broken_familiars_file_is_refused(tmp_path):

@@ -54,6 +54,16 @@ def test_score_reports_violations(tmp_path, capsys):
         "violations"][0]
 
 
+def test_score_a_card_full_of_lines_with_every_goal(tmp_path, capsys):
+    # all 66 lines of a card: the longest path and loop once walked every path (minutes)
+    full = STATE | {"lines": [[a, b] for a in range(12) for b in range(a + 1, 12)], "crossed": []}
+    path = _write(tmp_path, "full.json", full)
+    assert main(["score", path, "--goals", ",".join(map(str, range(1, 28))), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["facts"]["longest_path"] == list(range(12))
+    assert result["goals"]["10"] == pts(10, 11) and result["goals"]["20"] == pts(20, 12)
+
+
 def test_score_reads_json_lines_from_stdin(monkeypatch, capsys):
     text = json.dumps(STATE) + "\n\n" + json.dumps(STATE | {"lines": []}) + "\n"
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
@@ -109,8 +119,11 @@ def test_cat_simulate_json_report(capsys):
     (["--policy", "clever"], "unknown policy"),
     (["--goals", "1,99"], "goal 99 does not exist"),
     (["--familiar", "F0"], "F01-F09"),
+    (["--goals", "1"], "goals: a game is played with 2 goals (an easy game) or 3, got 1: 1"),
+    (["--goals", "1,2,3,4,5"], "or 3, got 5: 1,2,3,4,5"),
 ])
 def test_cat_simulate_bad_input(capsys, argv, message):
     base = ["cat", "simulate", "--games", "1", "--goals", "1,2,3"]
     assert main(base + argv) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

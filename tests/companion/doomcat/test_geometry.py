@@ -16,6 +16,8 @@ from companion.doomcat.geometry import (
     facts,
     halves,
     line_problems,
+    longest_simple_loop,
+    longest_simple_path,
     orientation,
     point_in_polygon,
     point_on_segment,
@@ -184,6 +186,46 @@ def test_longest_path_follows_lines_candle_to_candle():
     drawing = Drawing(load_layout("B"), [(0, 1), (1, 2), (2, 3), (3, 4), (1, 7), (9, 10)])
     assert drawing.longest_path == (0, 1, 2, 3, 4)
     assert len(drawing.components) == 2
+
+
+def _every_path(lines):
+    """Reference: walk every simple path (exponential), in the order the answer promises."""
+    nbrs = {}
+    for a, b in lines:
+        nbrs.setdefault(a, []).append(b)
+        nbrs.setdefault(b, []).append(a)
+    paths = []
+
+    def walk(path):
+        paths.append(tuple(path))
+        for w in nbrs[path[-1]]:
+            if w not in path:
+                walk([*path, w])
+
+    for start in sorted(nbrs):
+        walk([start])
+    return paths
+
+
+small_graphs = st.lists(st.sampled_from(list(combinations(range(7), 2))), max_size=14,
+                        unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=small_graphs)
+def test_longest_path_and_loop_agree_with_walking_every_path(lines):
+    paths = _every_path(lines)
+    longest = max(paths, key=len, default=())  # max keeps the first of the longest
+    assert longest_simple_path(lines) == min(longest, longest[::-1])
+    loops = [len(p) for p in paths if len(p) >= 3 and tuple(sorted((p[0], p[-1]))) in lines]
+    assert longest_simple_loop(lines) == max(loops, default=0)
+
+
+def test_longest_path_and_loop_of_a_full_card():
+    # every one of the 66 lines: walking every path took minutes here
+    drawing = Drawing(load_layout("B"), CHORDS)
+    assert drawing.longest_path == tuple(range(12))
+    assert longest_simple_loop(CHORDS) == 12
 
 
 # ------------------------------------------------------------------ line legality

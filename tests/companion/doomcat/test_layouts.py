@@ -185,6 +185,9 @@ def _set(path, value):
     (_set(["must_curve"], [[3, 3]]), "$.must_curve[0]", "two different candles"),
     (_set(["must_curve"], [[3, 12]]), "$.must_curve[0][1]", "greater than the maximum"),
     (_set(["name"], 5), "$.name", "not of type 'string'"),
+    (_set(["size_mm"], [2000.0, 3000.0]), "$.size_mm", "greater than the maximum of 200"),
+    (_set(["size_mm"], [1e308, 1e308]), "$.size_mm", "greater than the maximum of 200"),
+    (_set(["stars", 0], [1e300, 5.0]), "$.stars[0][0]", "greater than the maximum of 200"),
 ])
 def test_broken_layouts_name_file_path_and_rule(tmp_path, mutate, json_path, rule):
     path = tmp_path / "broken.json"
@@ -196,6 +199,40 @@ def test_broken_layouts_name_file_path_and_rule(tmp_path, mutate, json_path, rul
     assert rule in exc.value.rule
 
 
+@pytest.mark.parametrize(("size", "rule"), [
+    ("[Infinity, Infinity]", "Infinity is not a number JSON allows"),
+    ("[88, NaN]", "NaN is not a number JSON allows"),
+    ("[1e400, 126]", "1e400 is too large a number"),
+])
+def test_non_finite_numbers_in_a_layout_are_refused(tmp_path, size, rule):
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(_mutated(lambda d: None)).replace(
+        '"size_mm": [88.0, 126.0]', f'"size_mm": {size}'))
+    with pytest.raises(DataFileError) as exc:
+        load_layout(str(path))
+    assert exc.value.json_path.startswith("$.size_mm[") and exc.value.rule == rule
+
+
+@pytest.mark.parametrize("argv", [
+    ["cards", "print", "--layout", "{layout}", "--out", "{tmp}/x.png"],
+    ["cards", "print", "--layout", "{layout}", "--out", "{tmp}/x.pdf"],
+    ["cards", "register", str(LAYOUTS_DIR / "A.json"), "--layout", "{layout}", "--name", "X3"],
+    ["score", "{tmp}/state.json", "--goals", "1"],
+])
+@pytest.mark.parametrize("size", ["[Infinity, Infinity]", "[2000, 3000]"])
+def test_commands_refuse_a_layout_of_no_physical_size(tmp_path, capsys, argv, size):
+    layout = tmp_path / "big.json"
+    layout.write_text(json.dumps(_mutated(lambda d: None)).replace(
+        '"size_mm": [88.0, 126.0]', f'"size_mm": {size}'))
+    (tmp_path / "state.json").write_text(json.dumps(
+        {"layout": str(layout), "lines": [], "crossed": [], "top": [None] * 7}))
+    argv = [a.format(layout=layout, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"doomcompanion: error: {layout}: at $.size_mm[") and err.count("\n") == 1
+    assert not list(tmp_path.glob("x.*"))
+
+
 def test_unknown_layout_lists_the_known_names():
     with pytest.raises(BadInput, match=r"unknown layout 'Z'.*A, B, C, D"):
         load_layout("Z")
@@ -204,6 +241,17 @@ def test_unknown_layout_lists_the_known_names():
 def test_missing_layout_file():
     with pytest.raises(BadInput, match="no such layout file"):
         load_layout("nowhere/x.json")
+
+
+def test_a_folder_given_as_a_layout_is_named_a_folder(tmp_path, monkeypatch, capsys):
+    (tmp_path / "adir").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for given in (str(tmp_path / "adir"), "adir"):
+        with pytest.raises(BadInput, match=f"^{given}: is a folder, not a file$"):
+            load_layout(given)
+    photo = LAYOUTS_DIR / "A.json"  # not read: the layout is checked first
+    assert main(["cards", "register", str(photo), "--layout", "adir", "--name", "X4"]) == 2
+    assert capsys.readouterr().err == "doomcompanion: error: adir: is a folder, not a file\n"
 
 
 def test_malformed_json_names_line(tmp_path):
@@ -249,8 +297,19 @@ def test_layouts_command_prints_every_layout(capsys):
     assert "Ring" in capsys.readouterr().out
 
 
-def test_layouts_command_refuses_a_broken_registered_card(capsys):
+def test_layouts_command_lists_the_good_cards_and_warns_of_a_broken_one(capsys):
     _register("bad", _mutated(_set(["candles", 0, "number"], 9)))
-    assert main(["layouts", "--json"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "layout.json: at $.candles[0].number" in err and "\n" not in err
+    _register("good", _mutated(_set(["name"], "good")))
+    assert main(["layouts", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [d["name"] for d in json.loads(out)] == [*LETTERS, "good"]
+    assert err == (f"doomcompanion: warning: {registry_dir() / 'cards' / 'bad' / 'layout.json'}"
+                   ": at $.candles[0].number: 9 is greater than the maximum of 6\n")
+
+
+def test_a_broken_registered_card_does_not_block_reading_another(capsys):
+    _register("bad", _mutated(_set(["candles", 0, "number"], 9)))
+    assert [x.name for x in all_layouts()] == LETTERS
+    assert load_layout("A").name == "A"
+    with pytest.raises(DataFileError, match=r"bad/layout\.json: at"):
+        load_layout("bad")

@@ -146,6 +146,10 @@ def test_a_body_that_is_not_json_is_refused(client):
     assert client.post("/api/games", data="kind=cat").status_code == 415
     res = client.post("/api/games", data="{nope", content_type="application/json")
     assert res.status_code == 400 and "not valid JSON" in res.json["error"]
+    res = client.post("/api/games", data='{"kind": "cat", "seed": NaN}',
+                      content_type="application/json")
+    assert res.status_code == 400
+    assert res.json["error"] == "the body: at $.seed: NaN is not a number JSON allows"
 
 
 def test_a_body_nested_too_deeply_is_refused(client):

@@ -62,6 +62,15 @@ def test_serve_answers_then_stops_on_ctrl_c_and_a_busy_port_is_bad_input(tmp_pat
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("host", ["999.1.1.1", "nonexistent.invalid"])
+def test_serve_on_a_host_that_is_no_address_is_bad_input(tmp_path, host):
+    proc = start(tmp_path, free_port(), "--host", host)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert err.startswith(f"doomcompanion: error: cannot listen on {host}:")
+    assert "--host is not an address" in err and err.count("\n") == 1
+
+
 def test_serve_off_loopback_prints_a_token(tmp_path):
     port = free_port()
     proc = start(tmp_path, port, "--host", "0.0.0.0")

@@ -107,6 +107,8 @@ def test_colour_score_counts_a_confusion():
     ([{"image": "a.jpg", "dice": [{"value": 3, "bbox": [0, 0, 1]}]}], "$[0].dice[0].bbox"),
     ([{"image": "a.jpg", "dice": [{"value": 7, "bbox": [0, 0, 1, 1]}]}], "$[0].dice[0].value"),
     ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [5, 0, 1, 1]}]}], "$[0].dice[0].bbox"),
+    ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [0, 0, float("nan"), 1]}]}],
+     "$[0].dice[0].bbox"),
 ])
 def test_check_labels_names_the_place(doc, where):
     with pytest.raises(DataFileError) as exc:
