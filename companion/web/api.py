@@ -135,25 +135,10 @@ def register(app: Flask) -> None:
     def _api_error(exc: ApiError) -> Any:
         return _error(exc.status, exc.message, **exc.extra)
 
-    @app.errorhandler(BadInput)
-    def _bad_input(exc: BadInput) -> Any:
-        return _error(400, str(exc))
-
-    @app.errorhandler(StoreUnavailable)
-    def _store_unavailable(exc: StoreUnavailable) -> Any:
-        return _error(503, str(exc))
-
-    @app.errorhandler(Damaged)
-    def _damaged(exc: Damaged) -> Any:
-        return _error(422, str(exc))
-
-    @app.errorhandler(NoSuchGame)
-    def _no_game(exc: NoSuchGame) -> Any:
-        return _error(404, str(exc))
-
-    @app.errorhandler(EngineUnavailable)
-    def _no_engine(exc: EngineUnavailable) -> Any:
-        return _error(503, str(exc))
+    # each error's status (Flask takes the most specific class: Damaged before BadInput)
+    for kind, status in ((BadInput, 400), (Damaged, 422), (StoreUnavailable, 503),
+                         (NoSuchGame, 404), (EngineUnavailable, 503)):
+        app.register_error_handler(kind, lambda exc, status=status: _error(status, str(exc)))
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException) -> Any:
