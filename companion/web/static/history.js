@@ -16,9 +16,9 @@
       h("td", {}, String(g.id)),
       h("td", {}, kindName[g.kind] || g.kind, g.current ? h("span", { class: "badge ok" }, "current") : null),
       h("td", {}, g.title),
-      h("td", {}, new Date(g.created).toLocaleString()),
-      h("td", {}, String(g.events)),
-      h("td", { class: g.damaged ? "damaged" : "" }, g.damaged ? "damaged: " + g.damaged : resultText(g.result)),
+      h("td", { "data-label": "started" }, new Date(g.created).toLocaleString()),
+      h("td", { "data-label": "events" }, String(g.events)),
+      h("td", { class: g.damaged ? "damaged" : "", "data-label": "result" }, g.damaged ? "damaged: " + g.damaged : resultText(g.result)),
       h("td", { class: "actions" },
         h("button", { class: "ghost", onclick: async () => {
           const r = await api("POST", `/api/games/${g.id}/current`, {});

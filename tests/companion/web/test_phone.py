@@ -1,0 +1,72 @@
+"""Every page on a phone's screen (390x844): no sideways scroll of the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.session import Hub
+from companion.store import Store
+from companion.web import WebConfig, create_app
+
+from .browser import serve, shot
+
+pytestmark = pytest.mark.browser
+pytest.importorskip("companion.session.cat", reason="the Doom Cat engine is not on main yet")
+pytest.importorskip("companion.machine", reason="the Doom Machine engine is not on main yet")
+
+CAT = {"players": [{"name": "Ann"}, {"name": "Bo"}], "cards": ["A", "B"], "goals": [1, 2, 3]}
+READY = {"/": "#engines li", "/cat": "svg.sigil", "/machine": ".part",
+         "/history": "#games tbody tr"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Games in progress of both kinds and a few in History."""
+    path = tmp_path_factory.mktemp("phone") / "g.sqlite"
+    hub = Hub(Store(path))
+    hub.create_game("machine", "Doom Machine", {"seed": 3}).submit({"type": "roll"})
+    cat = hub.create_game("cat", "Ann and Bo's long evening game", CAT)
+    cat.submit({"type": "roll", "dice": [3, 5, 5]})
+    cat.submit({"type": "write", "player": 0, "card": 0, "value": 5})
+    app = create_app(WebConfig(db_path=path, source="none"), hub=hub)
+    with serve(app) as s:
+        yield s
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1400, 1000)])
+@pytest.mark.parametrize("path", ["/", "/cat", "/machine", "/history"])
+def test_no_page_scrolls_sideways(served, browser, path, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(served.url + path, wait_until="domcontentloaded")
+        page.wait_for_selector(READY[path], timeout=10_000)
+        sizes = page.evaluate("[document.documentElement.scrollWidth, "
+                              "document.documentElement.clientWidth]")
+        shot(page, f"phone-{width}{path.replace('/', '-') if path != '/' else '-live'}")
+        assert sizes[0] <= sizes[1], f"{path} is {sizes[0]} px wide in {sizes[1]} px"
+        # the camera's status pill is inside the screen, not cut off at its edge
+        pill = page.locator("#source-status").bounding_box()
+        assert pill["x"] + pill["width"] <= width
+        if path == "/history":   # each game's buttons too
+            for button in page.locator("#games td.actions > *").all():
+                box = button.bounding_box()
+                assert box["x"] + box["width"] <= width
+    finally:
+        context.close()
+
+
+def test_a_players_two_cards_are_stacked_on_a_phone(served, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("svg.sigil[data-card='1']")
+        first, second = (page.locator(".player-panel").first.locator("svg.sigil").nth(k)
+                         .bounding_box() for k in (0, 1))
+        assert second["y"] >= first["y"] + first["height"]      # below, not beside
+        assert second["x"] + second["width"] <= 390
+        candle = page.locator(".player-panel").first.locator("svg.sigil .candle circle").first
+        assert candle.bounding_box()["width"] >= 22               # a finger can hit it
+    finally:
+        context.close()
