@@ -3,7 +3,8 @@
 Each piece is imported when it exists; a missing one is named in the loop's ``unavailable``
 map (the live page lists them) and the rest runs without it. The tracker's events go to the
 game the camera feeds (:meth:`Hub.active_kind`), whose adapter turns them into game events
-(``from_tracker``); a refusal by the rules shows as that game's warning.
+(``from_tracker``); a refusal by the rules shows among the page's tracker events and as that
+game's warning.
 
 Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and points
 ``(x, y)`` in pixels of the frame, origin top-left; card geometry in mm on the card.

@@ -4,7 +4,9 @@ The session is the only writer of a game's log. Every event (a settled roll from
 a click on the page) is first checked against the event schema and the rules engine; only a
 legal event is stored, so the log always folds to a legal state. Corrections (amendments of an
 earlier event), undo and redo re-fold the whole log and are refused, state unchanged, when the
-corrected history breaks a rule.
+corrected history breaks a rule. A refusal is answered to whoever asked (the page's click,
+the camera's reading); the game's ``warning`` is for what stands until the players see to it
+(dice read with little confidence, a camera reading refused).
 """
 
 from __future__ import annotations
@@ -141,9 +143,7 @@ class GameSession:
                 event = complete(self.state, event)
             try:
                 new_state = self.engine.apply(self.state, event)
-            except Refused as exc:
-                self.warning = exc.reason
-                self._on_change(self.game_id)
+            except Refused as exc:   # answered to the caller; the game is as it was
                 return Outcome(False, exc.reason)
             event_id = self.store.append(self.game_id, dict(event))
             self.state = new_state
@@ -165,9 +165,7 @@ class GameSession:
             events = [dict(event) if e.id == event_id else e.event for e in self.log.active]
             state, problem = self._fold(events)
             if problem:
-                self.warning = f"correction refused: {problem}"
-                self._on_change(self.game_id)
-                return Outcome(False, self.warning)
+                return Outcome(False, f"correction refused: {problem}")
             self.store.amend(self.game_id, event_id, dict(event))
             self.state = state
             self.log = self.store.log(self.game_id)

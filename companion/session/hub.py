@@ -293,7 +293,8 @@ class Hub:
         The game's adapter turns it into a game event (``from_tracker``); None when no game
         takes it (no game, or an event that game has no use for). A taken event that names
         dice to check (read with little confidence, its ``check``) shows its text as the
-        game's warning, so the player looks at those dice and corrects them if need be.
+        game's warning, so the player looks at those dice and corrects them if need be; so
+        does a reading the rules refuse ("camera reading refused: ...").
         """
         kind = self.active_kind()
         if kind is None:
@@ -311,17 +312,20 @@ class Hub:
             try:
                 event = translate(session.state, doc)
             except Refused as exc:
-                session.warning = f"camera: {exc.reason}"
-                self.games_bus.publish()
-                return Outcome(False, session.warning)
-            if event is None:
-                return None
-            try:
-                outcome = session.submit(event)
-            except BadInput as exc:
-                return Outcome(False, str(exc))
-            if outcome.ok and doc.get("check"):
-                session.warning = f"camera: {doc.get('text', '')}"
+                outcome = Outcome(False, exc.reason)
+            else:
+                if event is None:
+                    return None
+                try:
+                    outcome = session.submit(event)
+                except BadInput as exc:
+                    return Outcome(False, str(exc))
+            # nobody clicked: a reading the rules refused stays said until the next move, as
+            # do dice to check
+            warning = (f"camera reading refused: {outcome.reason}" if not outcome.ok
+                       else f"camera: {doc.get('text', '')}" if doc.get("check") else "")
+            if warning:
+                session.warning = warning
                 self.games_bus.publish()
             return outcome
 

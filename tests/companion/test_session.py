@@ -34,8 +34,18 @@ def test_an_illegal_event_is_refused_with_the_reason_and_nothing_changes(hub):
     assert not out.ok
     assert "over the target" in out.reason
     assert s.view()["state"]["total"] == 4
-    assert s.view()["warning"] == out.reason
     assert len(hub.store.log(s.game_id).events) == 1
+
+
+def test_a_refusal_is_answered_and_does_not_stand_as_the_games_warning(hub):
+    s = hub.create_game("cat", "t", {"target": 5})
+    first = s.submit({"type": "add", "n": 4}).event_id
+    version = hub.games_bus.version
+    assert not s.submit({"type": "add", "n": 3}).ok
+    refused = s.amend(first, {"type": "add", "n": 6})
+    assert not refused.ok and refused.reason.startswith("correction refused: event 1")
+    assert s.view()["warning"] == ""
+    assert hub.games_bus.version == version   # nothing changed: no page is woken
 
 
 @pytest.mark.parametrize(("event", "where"), [

@@ -312,8 +312,9 @@ def test_a_familiar_picked_wrongly_is_corrected_in_the_log(tmp_path, page, hub):
         refused_pick = page.locator(f"#events li[data-event='{wrong}'] button[data-fix]")
         refused_pick.click()
         page.click(".picker button[data-value='F05']")      # Bo has the Spider
-        page.wait_for_selector("#warning:has-text('already taken')")
+        page.wait_for_selector("#toast:has-text('already taken')")   # answered to the click
         assert "F08" in page.locator("[data-familiar='0']").text_content()
+        assert page.locator("#warning").count() == 0    # not the game's standing warning
         assert [e for e in page.errors if "409 (CONFLICT)" not in e] == []   # the refusal
 
 

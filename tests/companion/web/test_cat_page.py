@@ -128,7 +128,8 @@ def test_camera_events_become_pieces_of_the_watched_card(hub):
     assert hub.feed_tracker({"kind": "line", "card": "g999p0c0", "line": [0, 1]}) is None
     refused = hub.feed_tracker({"kind": "roll", "values": [1, 2]})
     assert not refused.ok and "three" in refused.reason
-    assert "camera:" in s.view()["warning"]
+    # nobody clicked: the game says the camera's reading was refused, and why
+    assert s.view()["warning"] == "camera reading refused: " + refused.reason
 
 
 def test_a_camera_roll_with_dice_to_check_is_taken_and_shown_as_the_warning(hub):
