@@ -63,10 +63,12 @@
     }, d.value === null || d.value === undefined ? "·" : String(d.value));
     const slots = s.slots || {};
     const one = () => { if (selected.size !== 1) { toast("Pick one die first", "warn"); return null; } return [...selected][0]; };
-    const slotBtn = (label, cls, used, max, fn, id) => h("button", { class: "slot " + cls, id, disabled: s.phase !== "player" || used >= max, onclick: fn },
+    // a slot is open while the rules allow one of its actions now (a slot left, the stage)
+    const allows = (type, delta) => (s.legal || []).some((a) => a.type === type && (delta === undefined || a.delta === delta));
+    const slotBtn = (label, cls, used, max, fn, id, open) => h("button", { class: "slot " + cls, id, disabled: !open, onclick: fn },
       h("span", {}, label), h("small", {}, `${max - used} left`));
     return h("div", { class: "panel player" },
-      h("div", { class: "panel-head" }, h("h2", {}, "Your dice"), h("span", { class: "muted" }, `pool ${s.pool} · stage: ${s.stage || "—"}`)),
+      h("div", { class: "panel-head" }, h("h2", {}, "Your dice"), h("span", { class: "muted" }, `pool ${s.pool}` + (s.phase === "player" ? ` · stage: ${s.stage}` : ""))),
       h("div", { class: "dice-row hand" }, hand.length ? hand.map((d) => mk(d, s.phase === "player")) : h("span", { class: "muted" }, s.phase === "roll" ? "roll the dice" : "no dice in hand")),
       h("div", { class: "dice-row small-row" },
         byAt("shield").length ? [h("span", { class: "muted" }, "shield: "), ...byAt("shield").map((d) => mk(d, false))] : null,
@@ -74,17 +76,17 @@
         byAt("locked").length ? [h("span", { class: "muted" }, " locked: "), ...byAt("locked").map((d) => mk(d, false))] : null,
         byAt("ready").length && s.phase !== "roll" ? [h("span", { class: "muted" }, " ready: "), ...byAt("ready").map((d) => mk(d, false))] : null),
       h("div", { class: "slots" },
-        slotBtn("+1", "mod", slots.modifier.used, slots.modifier.max, () => { const d = one(); if (d !== null) send({ type: "modify", die: d, delta: 1 }); }, "slot-plus"),
-        slotBtn("−1", "mod", slots.modifier.used, slots.modifier.max, () => { const d = one(); if (d !== null) send({ type: "modify", die: d, delta: -1 }); }, "slot-minus"),
+        slotBtn("+1", "mod", slots.modifier.used, slots.modifier.max, () => { const d = one(); if (d !== null) send({ type: "modify", die: d, delta: 1 }); }, "slot-plus", allows("modify", 1)),
+        slotBtn("−1", "mod", slots.modifier.used, slots.modifier.max, () => { const d = one(); if (d !== null) send({ type: "modify", die: d, delta: -1 }); }, "slot-minus", allows("modify", -1)),
         slotBtn("Re-roll", "reroll", slots.reroll.used, slots.reroll.max, (ev) => {
           const d = one(); if (d === null) return;
           pick(ev.currentTarget, [{ label: "roll for me", value: 0 }, ...[1, 2, 3, 4, 5, 6].map((v) => ({ label: String(v), value: v }))],
             (v) => send(v ? { type: "reroll", die: d, value: v, source: "manual" } : { type: "reroll", die: d }), "New face of " + dieName(d));
-        }, "slot-reroll"),
+        }, "slot-reroll", allows("reroll")),
         slotBtn("Shield", "shield", slots.shield.used, slots.shield.max, () => {
           if (!selected.size) { toast("Pick the dice for the shield first", "warn"); return; }
           (async () => { for (const d of [...selected]) { const r = await send({ type: "shield", die: d }); if (!r.ok) break; } })();
-        }, "slot-shield")),
+        }, "slot-shield", allows("shield"))),
       h("p", { class: "muted hint" }, s.phase === "player" ? "Click dice, then a slot or a machine part. Utilities first, then shields, then damage." : ""));
   }
 

@@ -480,3 +480,25 @@ def test_what_the_player_is_entering_survives_the_camera_updates(tmp_path, page)
         page.wait_for_selector("#end-turn")
         assert page.errors == []
     app.extensions["doom"].close()
+
+
+@pytest.mark.browser
+def test_the_slots_the_stage_no_longer_allows_are_disabled(served_app, page):
+    """Shields come after the utilities: once a die is on the shield, +1, -1 and Re-roll are
+    off (the engine's legal actions say so), and the stage is shown in the player phase only."""
+    app, served = served_app
+    s = app.extensions["doom"].hub.create_game("machine", "t", {"seed": 4})
+    s.submit({"type": "roll", "dice": {"0": 2, "1": 3, "2": 4, "3": 5, "4": 6}})
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    page.wait_for_selector(".player .panel-head:has-text('stage: utilities')")
+    assert all(page.is_enabled(f"#slot-{k}") for k in ("plus", "minus", "reroll", "shield"))
+    page.click(".hand button.die[data-die='4']")
+    page.click("#slot-shield")
+    page.wait_for_selector(".player .panel-head:has-text('stage: shields')")
+    assert [page.is_enabled(f"#slot-{k}") for k in ("plus", "minus", "reroll", "shield")] \
+        == [False, False, False, True]
+    page.click("#end-turn")
+    page.wait_for_selector("#step")
+    assert "stage" not in page.locator(".player .panel-head").inner_text()
+    assert not any(page.is_enabled(f"#slot-{k}") for k in ("plus", "minus", "reroll", "shield"))
+    assert page.errors == []
