@@ -162,6 +162,10 @@ class GameSession:
             if event_id not in ids:
                 raise BadInput(f"event {event_id} is not an active event of game "
                                f"{self.game_id}")
+            n = ids.index(event_id)
+            if dict(event) == self.log.active[n].event:   # not stored: no undo step for it
+                return Outcome(False, f"nothing to correct: event {n + 1} "
+                               f"({self.engine.describe(event, self.state)}) already says so")
             events = [dict(event) if e.id == event_id else e.event for e in self.log.active]
             state, problem = self._fold(events)
             if problem:
@@ -173,23 +177,34 @@ class GameSession:
             self._changed()
             return Outcome(True, event_id=event_id)
 
-    def undo(self) -> bool:
-        with self._lock:
-            done = self.store.undo(self.game_id)
-            if done:
-                self._refold()
-                self.warning = ""
-                self._changed()
-            return done
+    def undo(self) -> str:
+        """Step back over the last action or correction: what was undone ("" when none)."""
+        return self._step(self.store.undo, "undid")
 
-    def redo(self) -> bool:
+    def redo(self) -> str:
+        """Step forward again: what was redone ("" when none)."""
+        return self._step(self.store.redo, "redid")
+
+    def _step(self, step: Callable[[int], bool], what: str) -> str:
         with self._lock:
-            done = self.store.redo(self.game_id)
-            if done:
-                self._refold()
-                self.warning = ""
-                self._changed()
-            return done
+            before = self.log.active
+            if not step(self.game_id):
+                return ""
+            self._refold()
+            self.warning = ""
+            self._changed()
+            after = self.log.active
+            if len(after) != len(before):   # an action
+                n = max(len(before), len(after))
+                entry = (before if len(before) > len(after) else after)[-1]
+                return f"{what} event {n}: {self.engine.describe(entry.event, self.state)}"
+            changed = [(n, new) for n, (old, new) in enumerate(zip(before, after, strict=True), 1)
+                       if old.event != new.event]
+            if not changed:   # stored before corrections that change nothing were refused
+                return f"{what} a correction that changed nothing"
+            n, entry = changed[0]
+            return (f"{what} the correction of event {n}, which now reads: "
+                    f"{self.engine.describe(entry.event, self.state)}")
 
     # -- views ---------------------------------------------------------------------------
     def view(self) -> dict[str, Any]:

@@ -278,9 +278,10 @@ def register(app: Flask) -> None:
     def _undo_redo(game_id: int, fn: Callable[[GameSession], bool], what: str) -> Any:
         body(schemas.EMPTY)
         session = session_of(game_id)
-        if not fn(session):
+        done = fn(session)
+        if not done:
             raise ApiError(409, f"nothing to {what}")
-        return game_response(session)
+        return game_response(session, done=done)
 
     @app.post("/api/games/<int:game_id>/undo")
     def undo(game_id: int) -> Any:

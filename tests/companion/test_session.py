@@ -82,6 +82,29 @@ def test_undo_and_redo_refold_the_state(hub):
     assert not s.redo()
 
 
+def test_undo_and_redo_say_what_they_stepped_over(hub):
+    s = hub.create_game("cat", "t", {"target": 10})
+    first = s.submit({"type": "add", "n": 3}).event_id
+    s.submit({"type": "add", "n": 2})
+    assert s.undo() == "undid event 2: add 2"
+    assert s.redo() == "redid event 2: add 2"
+    assert s.amend(first, {"type": "add", "n": 4}).ok
+    assert s.undo() == "undid the correction of event 1, which now reads: add 3"
+    assert s.redo() == "redid the correction of event 1, which now reads: add 4"
+    assert s.undo() and s.undo() and s.undo()
+    assert s.undo() == ""
+
+
+def test_a_correction_that_changes_nothing_is_refused_and_not_stored(hub):
+    s = hub.create_game("cat", "t", {"target": 10})
+    first = s.submit({"type": "add", "n": 3}).event_id
+    ops = len(hub.store.ops(s.game_id))
+    same = s.amend(first, {"type": "add", "n": 3})
+    assert not same.ok and same.reason == "nothing to correct: event 1 (add 3) already says so"
+    assert len(hub.store.ops(s.game_id)) == ops
+    assert not s.view()["log"][0]["amended"]
+
+
 def test_the_result_is_recorded_when_the_game_ends_and_cleared_by_undo(hub):
     s = hub.create_game("cat", "t", {"target": 2})
     s.submit({"type": "add", "n": 2})

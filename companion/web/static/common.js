@@ -39,7 +39,8 @@ const Doom = (() => {
     toastTimer = setTimeout(() => { el.hidden = true; }, kind === "ok" ? 2500 : 7000);
   }
 
-  /** Call the JSON API; rules refusals (409) and bad input (4xx) show a toast and resolve. */
+  /** Call the JSON API; rules refusals (409) and bad input (4xx) show a toast and resolve, as
+      does what the server says it did (done: "undid event 3: ..."). */
   async function api(method, url, body) {
     const opts = { method, headers: {} };
     if (method !== "GET") {
@@ -58,6 +59,8 @@ const Doom = (() => {
     if (!res.ok) {
       const reason = (doc && doc.outcome && doc.outcome.reason) || (doc && doc.error) || res.statusText;
       toast(reason, res.status === 409 ? "warn" : "error");
+    } else if (doc && doc.done) {   // what an undo or redo stepped over
+      toast(doc.done[0].toUpperCase() + doc.done.slice(1), "ok");
     }
     return { ok: res.ok, status: res.status, doc };
   }

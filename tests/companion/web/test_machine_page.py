@@ -502,3 +502,20 @@ def test_the_slots_the_stage_no_longer_allows_are_disabled(served_app, page):
     assert "stage" not in page.locator(".player .panel-head").inner_text()
     assert not any(page.is_enabled(f"#slot-{k}") for k in ("plus", "minus", "reroll", "shield"))
     assert page.errors == []
+
+
+@pytest.mark.browser
+def test_a_correction_to_the_same_value_is_refused_and_undo_names_what_it_undid(served_app,
+                                                                               page):
+    app, served = served_app
+    s = app.extensions["doom"].hub.create_game("machine", "t", {"seed": 4})
+    s.submit({"type": "roll", "dice": {"0": 2, "1": 3, "2": 4, "3": 5, "4": 6}})
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    page.click("#events li[data-event] button[data-fix='1']")
+    page.click(".picker button[data-value='3']")          # what it already shows
+    page.wait_for_selector("#toast:has-text('nothing to correct: event 1')")
+    assert page.locator("#events li.amended").count() == 0
+    page.click("#undo")
+    page.wait_for_selector("#toast:has-text('Undid event 1: roll 2 3 4 5 6')")
+    page.wait_for_selector("#roll-manual")
+    assert [e for e in page.errors if "409 (CONFLICT)" not in e] == []
