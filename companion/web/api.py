@@ -17,7 +17,7 @@ from companion.errors import BadInput
 from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
 from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
-from companion.store import Damaged, Store, StoreUnavailable
+from companion.store import EXPORT_FORMAT, Damaged, Store, StoreUnavailable
 from companion.web import schemas
 
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
@@ -37,8 +37,9 @@ def _rt() -> Any:
     return current_app.extensions["doom"]
 
 
-def body(schema: dict[str, Any]) -> dict[str, Any]:
-    """The request's JSON body, checked against ``schema`` (400 with the reason otherwise)."""
+def body(schema: dict[str, Any], check: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """The request's JSON body, checked against ``schema`` (400 with the reason otherwise);
+    ``check`` sees it first, to refuse a body in the request's own words."""
     if not request.is_json:
         raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
     raw = request.get_data(cache=True)
@@ -46,6 +47,8 @@ def body(schema: dict[str, Any]) -> dict[str, Any]:
         doc = parse_json(raw or b"{}", "the body")
     except (BadInput, UnicodeDecodeError) as exc:
         raise ApiError(400, f"{exc}") from None
+    if check is not None:
+        check(doc)
     problem = schema_error(doc, schema, "body")
     if problem:
         raise ApiError(400, problem)
@@ -303,7 +306,7 @@ def register(app: Flask) -> None:
 
     @app.post("/api/games/import")
     def import_game() -> Any:
-        doc = body(schemas.IMPORT_GAME)
+        doc = body(schemas.IMPORT_GAME, check=_an_export)
         if doc["game"]["kind"] not in hub().engines:
             raise ApiError(400, f"unknown game kind {doc['game']['kind']!r}")
         gid = hub().import_game(doc)
@@ -400,6 +403,13 @@ def register(app: Flask) -> None:
     @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     def unknown(rest: str) -> Any:
         abort(404)
+
+
+def _an_export(doc: Any) -> None:
+    """Refuse, before its schema's details, a file that is not a game export at all."""
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise ApiError(400, "this is not a Doom Companion game export (a file saved with a "
+                            f"game's Export button says \"format\": \"{EXPORT_FORMAT}\")")
 
 
 def _error(status: int, message: str, **extra: Any) -> Any:

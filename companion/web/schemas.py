@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from companion.session.campaigns import SETUP_SCHEMA as CAMPAIGN_SETUP
+from companion.store import EXPORT_FORMAT
 
 TITLE = {"type": "string", "maxLength": 80}
 EVENT = {"type": "object", "maxProperties": 32}
@@ -64,7 +65,7 @@ IMPORT_GAME: dict[str, Any] = {
     "type": "object",
     "required": ["format", "version", "game", "ops"],
     "properties": {
-        "format": {"const": "doomcompanion-game"},
+        "format": {"const": EXPORT_FORMAT},
         "version": {"const": 1},
         "game": {
             "type": "object",

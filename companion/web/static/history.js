@@ -95,12 +95,12 @@
 
   $("import-file").addEventListener("change", async (ev) => {
     const file = ev.target.files[0];
+    ev.target.value = "";   // whatever comes of it, picking the same file again is a new change
     if (!file) return;
     let doc;
     try { doc = JSON.parse(await file.text()); } catch (e) { toast("That file is not JSON: " + e.message, "error"); return; }
     const r = await api("POST", "/api/games/import", doc);
     if (r.ok) toast("Imported as game " + r.doc.id, "ok");
-    ev.target.value = "";
   });
   stream("history", render);
 })();

@@ -94,7 +94,10 @@ def test_a_correction_and_its_refusal(client):
      400, "$.players[0]"),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["Ann "]},
      400, "$.players[0]"),
-    ("/api/games/import", {"format": "zip"}, 400, "body: at $"),
+    ("/api/games/import", {"format": "zip"}, 400, "this is not a Doom Companion game export"),
+    ("/api/games/import", [1, 2], 400, "this is not a Doom Companion game export"),
+    ("/api/games/import", {"format": "doomcompanion-game", "version": 2}, 400,
+     "body: at $: 'game' is a required property"),
 ])
 def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status, fragment):
     res = client.post(path, json=payload)

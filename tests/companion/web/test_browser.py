@@ -66,3 +66,21 @@ def test_the_roll_area_is_dragged_on_the_camera_image(served, page):
     assert served.app.extensions["doom"].hub.roll_area() is None
     assert page.locator("#roll-box").is_hidden()
     assert page.errors == []
+
+
+def test_history_takes_the_same_file_again_after_a_refused_import(served, page, tmp_path):
+    page.goto(served.url + "/history", wait_until="domcontentloaded")
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a game")
+    for _ in range(2):
+        page.set_input_files("#import-file", str(notes))
+        page.wait_for_selector("#toast:has-text('That file is not JSON')")
+        # emptied, so that choosing the same file again is a change the page hears
+        assert page.eval_on_selector("#import-file", "e => e.value") == ""
+        page.evaluate("document.getElementById('toast').hidden = true")
+    other = tmp_path / "other.json"
+    other.write_text('{"games": []}')
+    page.set_input_files("#import-file", str(other))
+    page.wait_for_selector("#toast:has-text('not a Doom Companion game export')")
+    assert page.eval_on_selector("#import-file", "e => e.value") == ""
