@@ -19,6 +19,8 @@ from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavail
 from companion.store import Damaged, Store
 
 _CARD_ID = re.compile(r"^g(\d+)p(\d+)c(\d+)$")
+IMPORTED = " (imported)"   # the mark on an imported game's title
+TITLE_MAX = 80             # a game's title, as the API takes it
 MIN_ROLL_AREA = 0.05   # smallest side of the roll area, as a fraction of the image
 
 
@@ -162,7 +164,8 @@ class Hub:
     def import_game(self, doc: Mapping[str, Any]) -> int:
         """Store an exported game (checked against the export schema by the caller) as a new
         game, checked as creating it and playing its events would be: refused (BadInput,
-        nothing stored) when it would not open or replay."""
+        nothing stored) when it would not open or replay. Its title is marked " (imported)"
+        (once: a copy of a copy is not marked twice), its start time is the original's."""
         engine = self.engine(doc["game"]["kind"])
         try:
             setup = prepare(engine, doc["game"]["setup"])[0]
@@ -179,8 +182,10 @@ class Hub:
             if broken:
                 raise BadInput(f"import: {broken}")
 
-        gid = self.store.import_game({**doc, "game": {**doc["game"], "setup": setup}},
-                                     check=replays)
+        title = doc["game"]["title"].removesuffix(IMPORTED)[:TITLE_MAX - len(IMPORTED)]
+        gid = self.store.import_game(
+            {**doc, "game": {**doc["game"], "setup": setup, "title": title + IMPORTED}},
+            check=replays)
         self.games_bus.publish()
         return gid
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from companion.session.campaigns import SETUP_SCHEMA as CAMPAIGN_SETUP
+from companion.session.hub import TITLE_MAX
 from companion.store import EXPORT_FORMAT
 
-TITLE = {"type": "string", "maxLength": 80}
+TITLE = {"type": "string", "maxLength": TITLE_MAX}
 EVENT = {"type": "object", "maxProperties": 32}
 
 CREATE_GAME: dict[str, Any] = {

@@ -177,7 +177,14 @@ def test_export_then_import(client):
     imported = client.post("/api/games/import", json=doc)
     assert imported.status_code == 201
     new = imported.json["id"]
-    assert client.get(f"/api/games/{new}").json["state"]["total"] == 2
+    copy = client.get(f"/api/games/{new}").json
+    assert copy["state"]["total"] == 2
+    # marked as imported (once, also when a copy is imported again), started when it was
+    assert copy["game"]["title"] == doc["game"]["title"] + " (imported)"
+    assert copy["game"]["created"] == doc["game"]["created"]
+    again = client.post("/api/games/import", json=client.get(f"/api/games/{new}/export").json)
+    assert client.get(f"/api/games/{again.json['id']}").json["game"]["title"] \
+        == copy["game"]["title"]
 
 
 def test_campaigns(client):
