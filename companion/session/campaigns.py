@@ -47,6 +47,12 @@ def campaign_of(store: Store, campaign_id: int) -> CampaignRecord:
     return record
 
 
+def line_name(line: str) -> str:
+    """A row or column as players count them, from 1: ``"row 0"`` (as stored) is "row 1"."""
+    kind, k = line.split()
+    return f"{kind} {int(k) + 1}"
+
+
 def line_goals(grid: list[int], line: str) -> list[int]:
     """The three goals of a row or column of the grid (row by row)."""
     kind, k = line.split()
@@ -147,7 +153,7 @@ def prepare_game(store: Store, campaign_id: int, setup: Mapping[str, Any]) -> di
         raise BadInput(f"a campaign game names its row or column ({', '.join(LINES)})")
     played = {g.setup.get("campaign_line") for g in store.games(campaign_id=campaign_id)}
     if line in played:
-        raise BadInput(f"{line} of this campaign has been played already")
+        raise BadInput(f"{line_name(line)} of this campaign has been played already")
     out = dict(setup)
     out["goals"] = line_goals(list(campaign.setup["goals"]), line)
     players = campaign.setup.get("players") or []

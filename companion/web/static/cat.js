@@ -373,7 +373,7 @@
       const played = new Set((c.standings && c.standings.played) || []);
       const grid = c.setup.goals;
       const idx = { "row 0": [0, 1, 2], "row 1": [3, 4, 5], "row 2": [6, 7, 8], "column 0": [0, 3, 6], "column 1": [1, 4, 7], "column 2": [2, 5, 8] };
-      lineSel.replaceChildren(...Object.entries(idx).filter(([l]) => !played.has(l)).map(([l, ix]) => h("option", { value: l }, `${l}: goals ${ix.map((i) => grid[i]).join(", ")}`)));
+      lineSel.replaceChildren(...Object.entries(idx).filter(([l]) => !played.has(l)).map(([l, ix]) => h("option", { value: l }, `${Doom.lineName(l)}: goals ${ix.map((i) => grid[i]).join(", ")}`)));
       setSel.disabled = true;
       if ((c.setup.players || []).length) { players.splice(0, players.length, ...c.setup.players); drawPlayers(); }
     });

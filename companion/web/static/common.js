@@ -126,6 +126,9 @@ Doom.gameProblem = (el, problem) => el.replaceChildren(
   Doom.h("h3", {}, "The current game cannot be opened"), Doom.h("p", { class: "problem" }, problem),
   Doom.h("p", { class: "muted" }, "Start a new game here, or resume another one from the History page."));
 
+/* A campaign's row or column as players count them, from 1 ("row 0" is stored: "row 1"). */
+Doom.lineName = (line) => line.replace(/\d+$/, (k) => String(Number(k) + 1));
+
 /* A small popover menu next to an element: Doom.pick(el, [{label, value}], onPick). */
 Doom.pick = (anchor, options, onPick, title) => {
   const { h } = Doom;

@@ -43,7 +43,7 @@
       h("div", { class: "campaign-grid" }, grid.map((g, i) => h("span", { class: done.has(i) ? "played" : "" }, "#" + String(g).padStart(2, "0")))),
       h("div", { class: "campaign-body" }, h("h3", {}, c.title), h("p", { class: "muted" }, verdict + (st.error ? " · " + st.error : "")),
         h("table", { class: "table standings" }, h("tbody", {}, totals.map(([n, t], i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, n), h("td", { class: "num" }, `${t} VP`))))),
-        h("p", { class: "muted" }, "played: " + ((st.played || []).join(", ") || "none yet")),
+        h("p", { class: "muted" }, "played: " + ((st.played || []).map(Doom.lineName).join(", ") || "none yet")),
         st.with_familiars ? familiarsBlock(c, st) : null));
   }
 
