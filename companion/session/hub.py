@@ -107,8 +107,12 @@ class Hub:
         if campaign_id is not None:
             if kind != "cat":
                 raise BadInput("campaigns are Doom Cat campaigns")
-            from companion.session.campaigns import prepare_game
+            from companion.session.campaigns import line_name, prepare_game
             setup = prepare_game(self.store, campaign_id, setup)
+            # named by its campaign and line, then by what the players called it
+            title = (f"{self.store.campaign(campaign_id).title}, "
+                     f"{line_name(setup['campaign_line'])}"
+                     + (f": {title}" if title else ""))[:TITLE_MAX]
         try:
             prepared = prepare(engine, setup)[0]
         except Refused as exc:

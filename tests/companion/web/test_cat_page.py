@@ -237,6 +237,7 @@ def test_a_campaign_game_takes_its_goals_from_the_grid_and_counts_in_the_standin
              "campaign_line": "column 1"}
     s = hub.create_game("cat", "c1", setup, campaign_id=cid)
     assert s.record.setup["goals"] == [5, 8, 2]
+    assert s.record.title == "Winter, column 2: c1"
     with pytest.raises(BadInput, match="players are Ann"):
         hub.create_game("cat", "c2", {**setup, "players": [{"name": "Bo"}],
                                       "campaign_line": "row 0"}, campaign_id=cid)
