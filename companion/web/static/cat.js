@@ -10,6 +10,18 @@
   let lineStart = null;          // {p, c, candle}: first candle of a line being clicked
   let camera = { player: 0, card: 0 };
   let campaigns = [];
+  let gamesVersion = null;       // the games' version the stream carried last
+  let campaignsSeen = null;      // the games' version the campaigns were fetched at
+  const campaignOptions = () => [h("option", { value: "" }, "no campaign"), ...campaigns.map((c) => h("option", { value: c.id }, c.title))];
+  /* The campaigns, fetched when the setup form opens and while it is open when the games change
+     (one created on the History page), into its choice in place. */
+  async function refreshCampaigns() {
+    campaignsSeen = gamesVersion;
+    const camp = await fetch("/api/campaigns").then((r) => r.json()).catch(() => null);
+    campaigns = (camp && camp.campaigns) || campaigns;
+    const sel = $("setup-campaign");
+    if (sel) { const chosen = sel.value; sel.replaceChildren(...campaignOptions()); sel.value = chosen; }
+  }
 
   const gid = () => current.game.id;
   async function send(event) {
@@ -364,7 +376,7 @@
     const famOne = h("select", { id: "setup-familiar" }, (cat.familiars || []).map((f) => h("option", { value: f.id }, `${f.id} ${f.name} (cost ${f.cost})`)));
     famOne.hidden = true;
     famMode.addEventListener("change", () => { famOne.hidden = famMode.value === "none" || famMode.value === "asymmetric"; });
-    const campSel = h("select", { id: "setup-campaign" }, h("option", { value: "" }, "no campaign"), campaigns.map((c) => h("option", { value: c.id }, c.title)));
+    const campSel = h("select", { id: "setup-campaign" }, campaignOptions());
     const lineSel = h("select", { id: "setup-campaign-line", hidden: true });
     campSel.addEventListener("change", () => {
       const c = campaigns.find((x) => String(x.id) === campSel.value);
@@ -455,7 +467,7 @@
   /* ---------------------------------------------------------------- page */
   function draw() {
     const app = $("app");
-    if (!current || showSetup) { app.replaceChildren(setupPanel()); return; }
+    if (!current || showSetup) { app.replaceChildren(setupPanel()); refreshCampaigns(); return; }
     const s = current.state;
     app.replaceChildren(...[
       verdictPanel(),
@@ -473,6 +485,8 @@
 
   function render(p) {
     const engine = p.engine || {};
+    gamesVersion = p.games_version;
+    if ($("setup-campaign") && campaignsSeen !== gamesVersion) refreshCampaigns();
     $("unavailable").hidden = !!engine.available && !p.problem;
     if (!engine.available) {
       $("unavailable").replaceChildren(h("h3", {}, "Doom Cat is not available yet"), h("p", {}, engine.reason || ""),
@@ -492,8 +506,6 @@
     }
   }
 
-  Promise.all([
-    fetch("/api/catalogue/cat").then((r) => (r.ok ? r.json() : null)).catch(() => null),
-    fetch("/api/campaigns").then((r) => r.json()).catch(() => ({ campaigns: [] })),
-  ]).then(([cat, camp]) => { catalogue = cat; campaigns = (camp && camp.campaigns) || []; stream("cat", render); });
+  fetch("/api/catalogue/cat").then((r) => (r.ok ? r.json() : null)).catch(() => null)
+    .then((cat) => { catalogue = cat; stream("cat", render); });
 })();

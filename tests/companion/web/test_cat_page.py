@@ -514,3 +514,19 @@ def test_the_cat_page_shows_why_its_game_cannot_be_opened(tmp_path, monkeypatch,
         page.locator("#start-cat").wait_for(timeout=10_000)   # a new game can be started
         assert page.errors == []
     app.extensions["doom"].close()
+
+
+@pytest.mark.browser
+def test_a_campaign_created_while_the_setup_form_is_open_appears_in_it(tmp_path, page, hub):
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#setup-campaign")
+        page.evaluate("""fetch('/api/campaigns', {method: 'POST', headers: {'Content-Type':
+            'application/json'}, body: JSON.stringify({title: 'Winter', goals: [4, 5, 6, 7, 8,
+            9, 1, 2, 3]})})""")   # as the History page, in another tab, does
+        page.wait_for_selector("#setup-campaign option:text('Winter')", state="attached")
+        page.select_option("#setup-campaign", label="Winter")
+        lines = page.locator("#setup-campaign-line option").all_inner_texts()
+        assert lines[0] == "row 1: goals 4, 5, 6" and lines[-1] == "column 3: goals 6, 9, 3"
+        assert page.errors == []
