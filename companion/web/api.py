@@ -278,7 +278,7 @@ def register(app: Flask) -> None:
         outcome = session.amend(event_id, doc["event"])
         return game_response(session, 200 if outcome.ok else 409, outcome=outcome.to_json())
 
-    def _undo_redo(game_id: int, fn: Callable[[GameSession], bool], what: str) -> Any:
+    def _undo_redo(game_id: int, fn: Callable[[GameSession], str], what: str) -> Any:
         body(schemas.EMPTY)
         session = session_of(game_id)
         done = fn(session)
