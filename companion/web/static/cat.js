@@ -488,7 +488,7 @@
     if (!current || key(next) !== key(current) || showSetup === false && !$("roll")) {
       if (!current || current.game.id !== next.game.id || pickRolls.length !== next.state.players.length) { current = next; resetPickRolls(); }
       current = next;
-      draw();
+      if (!showSetup) draw();   // the new-game form keeps what was typed: the game shows again on "Back to the game"
     }
   }
 

@@ -511,3 +511,40 @@ def test_the_cat_page_shows_why_its_game_cannot_be_opened(tmp_path, monkeypatch,
         page.locator("#start-cat").wait_for(timeout=10_000)   # a new game can be started
         assert page.errors == []
     app.extensions["doom"].close()
+
+
+# every message of the page's stream, recorded once the page has rendered it
+RECORD_STREAM = """
+window.__rendered = [];
+const Source = window.EventSource;
+window.EventSource = class extends Source {
+  constructor(url) {
+    super(url);
+    this.addEventListener("message", (m) => setTimeout(() => window.__rendered.push(m.data)));
+  }
+};
+"""
+
+
+@pytest.mark.browser
+def test_the_new_game_form_keeps_what_is_typed_while_the_game_changes(tmp_path, page, make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", SETUP)
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    page.add_init_script(RECORD_STREAM)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#roll")
+        page.click("button:text('New game')")
+        page.fill("#setup-title", "Friday night")
+        page.fill("[data-player-name='0']", "Cy")
+        page.focus("[data-player-name='0']")
+        assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok   # the game changes meanwhile
+        page.wait_for_function("window.__rendered.some((d) => d.includes('roll 3 5 5'))")
+        assert page.input_value("#setup-title") == "Friday night"
+        assert page.input_value("[data-player-name='0']") == "Cy"
+        assert page.evaluate("document.activeElement.dataset.playerName") == "0"
+        page.click("button:text('Back to the game')")   # the game as it is now
+        page.wait_for_selector("#roll button[data-roll='0']:text('3')")
+        assert page.errors == []
