@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from companion.session.engine import EngineMissing, Refused
 
 try:
@@ -49,6 +51,7 @@ except ImportError as exc:  # pragma: no cover - the page says the engine is mis
         from exc
 
 from companion.session import catrules
+from vision.sigil.geometry import card_geometry
 
 PLAYER = {"type": "integer", "minimum": 0, "maximum": 5}
 CARD = {"type": "integer", "minimum": 0, "maximum": 1}
@@ -106,10 +109,13 @@ class CatAdapter:
     # -- catalogue -----------------------------------------------------------------------
     def layout(self, name: str) -> dict[str, Any]:
         """The layout's JSON for the page, with ``candle_names``: what a player calls each
-        candle (Layout.candle_names), for the log, the hints and the corrections."""
+        candle (Layout.candle_names), for the log, the hints and the corrections; and
+        ``curves``: the control point of each ``must_curve`` line (:func:`curve_controls`),
+        for the page's card and the share image."""
         if name not in self._layouts:
             layout = load_layout(name)
-            self._layouts[name] = {**layout.to_json(), "candle_names": list(layout.candle_names)}
+            self._layouts[name] = {**layout.to_json(), "candle_names": list(layout.candle_names),
+                                   "curves": curve_controls(layout)}
         return self._layouts[name]
 
     def catalogue(self) -> dict[str, Any]:
@@ -624,6 +630,26 @@ class CatAdapter:
         from companion.session.share import share_png
         return share_png(self.view(state), title=getattr(record, "title", "Doom Cat"),
                          photos=photos)
+
+
+def curve_controls(layout: Any) -> dict[str, list[float]]:
+    """Where each line of the layout's ``must_curve`` is drawn: ``{"a-b": [x, y]}``, the control
+    point of the quadratic curve from candle a to candle b bowed just enough to keep clear of
+    the other candles (the gentlest arc of :meth:`vision.sigil.geometry.CardGeometry.detour`,
+    the path the sigil reader expects a player to draw).
+
+    Convention: card mm, origin top-left. The arc's peak lies ``bow`` off the chord's middle,
+    so the control point lies twice as far: ``middle + 2 * bow * normal``.
+    """
+    geom = card_geometry(layout)
+    out = {}
+    for a, b in layout.must_curve:
+        pa, pb = np.array(layout.candles[a].center), np.array(layout.candles[b].center)
+        d = pb - pa
+        normal = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+        control = (pa + pb) / 2 + 2 * geom.detour(a, b) * normal
+        out[f"{a}-{b}"] = [round(float(v), 2) for v in control]
+    return out
 
 
 def _pair(line: Sequence[int]) -> tuple[int, int]:

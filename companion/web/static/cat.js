@@ -38,18 +38,18 @@
     svg.append(h("line", { x1: 3, y1: d.horizontal_y, x2: W - 3, y2: d.horizontal_y, class: "divider" }));
     for (const [x, y] of L.stars) svg.append(h("text", { x, y: y + 1.6, class: "star", "text-anchor": "middle" }, "★"));
     const cc = L.candles.map((k) => k.center);
+    // a line as drawn: straight, or a must-curve line bowed round the candles in its way (the layout's control point)
+    const ink = ([a, b], attrs) => {
+      const q = (L.curves || {})[`${a}-${b}`];
+      return q ? h("path", { d: `M${cc[a][0]} ${cc[a][1]} Q${q[0]} ${q[1]} ${cc[b][0]} ${cc[b][1]}`, fill: "none", ...attrs })
+        : h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], ...attrs });
+    };
     const pending = ctx.pieces && ctx.pieces.card === c ? ctx.pieces : null;
     const power = (pending && pending.power) || {};
     const erased = power.erase ? power.erase.join("-") : null;   // the Snake's line, this turn
-    for (const [a, b] of S.lines) svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" + (`${a}-${b}` === erased ? " erased" : ""), "data-line": `${a}-${b}` }));
-    if (pending && pending.line) {
-      const [a, b] = pending.line;
-      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" }));
-    }
-    if (power.extra_line) {   // the Raven's extra line, this turn
-      const [a, b] = power.extra_line;
-      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink extra", "data-extra-line": `${a}-${b}` }));
-    }
+    for (const line of S.lines) svg.append(ink(line, { class: "ink" + (line.join("-") === erased ? " erased" : ""), "data-line": line.join("-") }));
+    if (pending && pending.line) svg.append(ink(pending.line, { class: "ink" }));
+    if (power.extra_line) svg.append(ink(power.extra_line, { class: "ink extra", "data-extra-line": power.extra_line.join("-") }));   // the Raven's, this turn
     const crossed = new Set(S.crossed);
     if (pending && pending.cross !== null) crossed.add(pending.cross);
     const opt = (ctx.options || []).find((o) => o.card === c);

@@ -548,3 +548,75 @@ def test_the_new_game_form_keeps_what_is_typed_while_the_game_changes(tmp_path, 
         page.click("button:text('Back to the game')")   # the game as it is now
         page.wait_for_selector("#roll button[data-roll='0']:text('3')")
         assert page.errors == []
+
+
+def _room(layout, a, b, points) -> float:
+    """How far (mm) ``points`` keep from the outline of every candle but a and b."""
+    return min(float(np.linalg.norm(np.asarray(points) - c["center"], axis=1).min()) - c["radius"]
+               for k, c in enumerate(layout["candles"]) if k not in (a, b))
+
+
+@pytest.mark.parametrize("letter", ["A", "B", "C", "D"])
+def test_a_line_that_must_curve_is_drawn_clear_of_the_other_candles(letter):
+    from companion.session.share import line_path
+    layout = cat_engine().layout(letter)
+    assert sorted(layout["curves"]) == sorted(f"{a}-{b}" for a, b in layout["must_curve"])
+    for a, b in layout["must_curve"]:
+        path = line_path(layout, a, b, 200)
+        assert _room(layout, a, b, path) >= 1.5, (a, b)
+        assert path[0].tolist() == layout["candles"][a]["center"]
+        assert path[-1].tolist() == layout["candles"][b]["center"]
+    straight = next(iter(set(range(12)) - {x for p in layout["must_curve"] for x in p}), None)
+    if straight is not None:   # other lines stay straight
+        assert len(line_path(layout, straight, (straight + 1) % 12)) == 2
+
+
+CURVED = {"players": [{"name": "Ann"}], "cards": ["C", "D"], "goals": [1, 2, 3]}
+
+
+def play_curved_lines(s) -> None:
+    """Card C: lines left 4 – right 2 (candles 1-5) and left 3 – right 4 (7-11), both of which
+    must curve round another candle."""
+    for dice, line, cross in (([4, 2, 6], [1, 5], 8), ([3, 4, 6], [7, 11], 10)):
+        assert s.submit({"type": "roll", "dice": dice}).ok
+        assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 6, "line": line,
+                         "cross": cross}).ok
+
+
+def test_the_share_image_draws_a_must_curve_line_as_its_curve(hub):
+    from companion.session.share import INK, PX_PER_MM, draw_sigil, line_path
+    s = hub.create_game("cat", "t", CURVED)
+    play_curved_lines(s)
+    card = s.view()["state"]["players"][0]["cards"][0]
+    assert card["sigil"]["lines"] == [[1, 5], [7, 11]]
+    img = draw_sigil(card)
+    layout = card["layout"]
+    for a, b in ((1, 5), (7, 11)):
+        peak = line_path(layout, a, b, 33)[16]
+        x, y = (round(v * PX_PER_MM) for v in peak)
+        assert img[y, x].tolist() == list(INK), (a, b)
+        mid = (np.array(layout["candles"][a]["center"]) + layout["candles"][b]["center"]) / 2
+        x, y = (round(v * PX_PER_MM) for v in mid)
+        assert img[y, x].tolist() != list(INK), (a, b)   # not the straight chord
+
+
+@pytest.mark.browser
+def test_the_page_draws_a_must_curve_line_as_a_curve_clear_of_the_candles(tmp_path, page,
+                                                                          make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", CURVED)
+    play_curved_lines(s)
+    layout = s.view()["state"]["players"][0]["cards"][0]["layout"]
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        for a, b in ((1, 5), (7, 11)):
+            ink = page.wait_for_selector(f"{card} path.ink[data-line='{a}-{b}']")
+            points = ink.evaluate("(p) => Array.from({ length: 101 }, (_, i) => { const q ="
+                                  " p.getPointAtLength(p.getTotalLength() * i / 100);"
+                                  " return [q.x, q.y]; })")
+            assert _room(layout, a, b, points) >= 1.5, (a, b)
+        shot(page, "cat-curves")
+        assert page.errors == []
