@@ -278,8 +278,9 @@ class CatAdapter:
             line = sorted(power["erase"])
             drawn = self.rules.sigil(state.game, player, card)["lines"]
             if line not in drawn:
-                raise Refused(f"Snake: line {line[0]}-{line[1]} is not drawn on card "
-                              f"{card + 1}")
+                name = self.layout(str(state.setup["cards"][card]))["candle_names"]
+                raise Refused(f"Snake: line {name[line[0]]} – {name[line[1]]} is not drawn on "
+                              f"card {card + 1}")
             power["erase"] = line
         if fam == "F02":
             line = sorted(power["extra_line"])

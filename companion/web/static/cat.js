@@ -136,7 +136,7 @@
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
           onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕ ${candleName(p, o.card, x)}`))) : null));
     }
-    return h("div", { class: "builder" }, powerNote(player), rows,
+    return h("div", { class: "builder" }, powerNote(p, player), rows,
       lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${candleName(p, lineStart.c, lineStart.candle)}: click the other candle`) : null);
   }
 
@@ -180,7 +180,7 @@
       .filter((i) => player.cards[i].sigil.top.includes(null));
     const onCard = (title, then) => (playable.length === 1 ? then(playable[0])
       : pick(anchor, playable.map((i) => ({ label: `card ${i + 1} (${player.cards[i].letter})`, value: i })), then, title));
-    const lines = (list, title, then) => (list.length ? pick(anchor, list.map(([a, b]) => ({ label: `${a}–${b}`, value: [a, b] })), then, title)
+    const lines = (card, list, title, then) => (list.length ? pick(anchor, list.map((l) => ({ label: lineName(p, card, l), value: l })), then, title)
       : toast("No line to choose on this card", "warn"));
     if (f.id === "F01") {
       pick(anchor, current.state.roll.map((v, i) => ({ label: `die ${i + 1}: ${v}`, value: i })), (die) =>
@@ -190,19 +190,19 @@
       const next = () => faces(`Bat: your re-roll, die ${dice.length + 1}`, (v) => { dice.push(v); if (dice.length < 3) next(); else power({ dice }); });
       next();
     } else if (f.id === "F02") {
-      onCard("Raven: the extra line goes on", (card) => lines(player.cards[card].open_lines || [], "Raven: the extra line", (line) => power({ card, extra_line: line })));
+      onCard("Raven: the extra line goes on", (card) => lines(card, player.cards[card].open_lines || [], "Raven: the extra line", (line) => power({ card, extra_line: line })));
     } else if (f.id === "F07") {
-      onCard("Snake: erase a line on", (card) => lines(player.cards[card].sigil.lines, "Snake: erase the line", (line) => power({ card, erase: line })));
+      onCard("Snake: erase a line on", (card) => lines(card, player.cards[card].sigil.lines, "Snake: erase the line", (line) => power({ card, erase: line })));
     } else {
       power({});
     }
   }
 
-  function powerNote(player) {
-    const pw = player.pieces.power;
+  function powerNote(p, player) {
+    const pw = player.pieces.power, card = player.pieces.card;
     if (!pw) return null;
     const what = { F01: () => `die ${pw.die + 1} shows ${pw.to} for you`, F06: () => `your dice are ${pw.dice.join(", ")}`,
-      F02: () => `extra line ${pw.extra_line[0]}–${pw.extra_line[1]}`, F07: () => `line ${pw.erase[0]}–${pw.erase[1]} erased`,
+      F02: () => `extra line ${lineName(p, card, pw.extra_line)}`, F07: () => `line ${lineName(p, card, pw.erase)} erased`,
       F04: () => "no candle is crossed this turn", F08: () => "your line may end at a crossed-out candle" }[pw.familiar];
     return h("p", { class: "muted hint", "data-power-note": "" }, `${player.familiar.name}: ${what ? what() : "power on"}` + (player.power_free ? " (the rules check the whole turn when it is complete)" : ""));
   }
@@ -437,7 +437,7 @@
           none ? h("button", { class: "ghost chip", "data-tb-line": `${p}-none`, onclick: () => send({ type: "tiebreak", player: p, card: 0, line: null, source: "manual" }) }, "no line possible")
             : perCard.map((opts, c) => opts.length ? h("span", { class: "choices" }, `card ${c + 1} (${current.state.players[p].cards[c].letter}) `,
               opts.map((o) => h("button", { class: "ghost chip", "data-tb-line": `${p}-${c}-${o.line[0]}-${o.line[1]}`,
-                onclick: () => send({ type: "tiebreak", player: p, card: c, line: o.line, source: "manual" }) }, `${o.line[0]}–${o.line[1]}`))) : null));
+                onclick: () => send({ type: "tiebreak", player: p, card: c, line: o.line, source: "manual" }) }, lineName(p, c, o.line)))) : null));
       }));
   }
 

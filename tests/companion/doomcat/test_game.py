@@ -153,7 +153,17 @@ def test_unstuck_makes_all_dice_wild_when_no_line_can_be_drawn():
 def test_line_joins_candles_matching_the_two_other_dice():
     s = rolled(start(), 1, 2, 3)
     apply(s, move(die=0, write=1, line=[7, 8], cross=0))  # 2 and 3 on the other ring side
-    refused(s, move(die=0, write=1, line=[1, 3], cross=0), "joins candles 2 and 4")
+    refused(s, move(die=0, write=1, line=[1, 3], cross=0),
+            "line upper 2 – upper 4 does not match the dice")
+
+
+def test_a_refusal_names_candles_as_players_do_not_by_index():
+    s = rolled(start(cards=("C", "D")), 1, 2, 5)
+    with pytest.raises(IllegalMove) as refusal:
+        apply(s, move(die=0, write=1, line=[1, 11], cross=0))
+    assert str(refusal.value) == (
+        "move: line left 4 – right 4 does not match the dice: the other two dice show 2 and 5 "
+        "(draw a line between two candles matching the two remaining dice)")
 
 
 def test_one_line_per_candle_pair():
@@ -205,7 +215,7 @@ def test_lines_never_pass_through_candles_unless_must_curve(tmp_path):
     apply(s, move(die=0, write=4, line=[0, 10], cross=3))   # B marks 0-10 must-curve
     straight = _file_layout(tmp_path, must_curve=[])
     t = rolled(start(cards=(straight, straight)), 4, 1, 5)
-    refused(t, move(die=0, write=4, line=[0, 10], cross=3), "passes through candle 11")
+    refused(t, move(die=0, write=4, line=[0, 10], cross=3), "lower 5 passes through candle right 6")
 
 
 def test_lines_never_pass_through_an_intersection(tmp_path):
@@ -230,7 +240,8 @@ def test_spider_ones_are_wild_on_both_cards():
         after = apply(s, move(card=card, die=1, write=4, line=[1, 5], cross=3))  # 1 acts as 2
         assert (1, 5) in after.player("ann").cards[card].lines
     plain = rolled(start(), 1, 4, 6)
-    refused(plain, move(card=0, die=1, write=4, line=[1, 5], cross=3), "joins candles 2 and 6")
+    refused(plain, move(card=0, die=1, write=4, line=[1, 5], cross=3),
+            "line upper 2 – left 6 does not match the dice")
 
 
 def test_direct_lines_sharing_a_candle_cannot_overlap():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from companion.doomcat.layouts import load_layout
 from companion.errors import BadInput
 from companion.session.engine import EngineMissing
 from companion.web import WebConfig, create_app
@@ -54,10 +55,12 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
       {"type": "write", "player": 0, "card": 0, "value": 5},
       {"type": "line", "player": 0, "card": 1, "line": [2, 7]}], "same Sigil Card"),
     ([{"type": "roll", "dice": [3, 5, 5]},
-      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "line 0-1"),
+      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}],
+     "line left 1 – upper 2 does not match"),
     ([{"type": "roll", "dice": [3, 5, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5},
-      {"type": "cross", "player": 0, "card": 0, "candle": 9}], "candle 9 (right 3) shows 3"),
+      {"type": "cross", "player": 0, "card": 0, "candle": 9}],
+     "move: candle right 3 shows 3, not 5"),
     ([{"type": "roll", "dice": [3, None, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5}], "unread die"),
     ([{"type": "roll", "dice": [3, 5, 5]},
@@ -392,6 +395,9 @@ def test_the_tie_break_is_played_by_clicks(tmp_path, page, make_hub):
         shot(page, "cat-tiebreak")
         for p in (0, 1):
             chip = page.locator(f"#tiebreak [data-tb-line^='{p}-']").first
+            _, c, a, b = map(int, chip.get_attribute("data-tb-line").split("-"))
+            layout = load_layout(TIED["cards"][c])
+            assert chip.inner_text() == layout.line_name(a, b)   # candle names, not indices
             chip.click()
             page.wait_for_selector(f"#tiebreak [data-tb-line^='{p}-']", state="detached")
         page.wait_for_function("document.querySelectorAll('#events li').length >= 31")
