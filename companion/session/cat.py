@@ -401,10 +401,17 @@ class CatAdapter:
             return None
         return str(state.setup["cards"][card])
 
+    def card_name(self, state: CatState, player: int, card: int) -> str:
+        """A player's card as players say it, counted from one: "Ann, card 2"."""
+        return f"{self._said_player(state, player)}, card {card + 1}"
+
     @staticmethod
-    def card_name(player: int, card: int) -> str:
-        """A player's card as players say it, counted from one: "player 1, card 2"."""
-        return f"player {player + 1}, card {card + 1}"
+    def _said_player(state: CatState, player: Any) -> str:
+        """A player's name from the game's setup ("player 3" for no such player)."""
+        players = state.setup.get("players", [])
+        if isinstance(player, int) and 0 <= player < len(players):
+            return str(players[player]["name"])
+        return f"player {player + 1}" if isinstance(player, int) else "a player"
 
     def player_familiar(self, state: CatState, player: int) -> str | None:
         """The familiar a player holds (``"F04"``), None when none (or no such player)."""
@@ -566,7 +573,8 @@ class CatAdapter:
 
     def describe(self, event: Mapping[str, Any], state: CatState) -> str:
         t = event.get("type")
-        who = self.card_name(event.get("player", 0), event.get("card", 0))
+        who = self.card_name(state, event.get("player", 0), event.get("card", 0))
+        player = self._said_player(state, event.get("player", 0))
         cam = " (camera)" if event.get("source") == "camera" else ""
         names = self._candle_names(state, event.get("card", 0))
 
@@ -591,10 +599,11 @@ class CatAdapter:
             return (f"{who}: writes {event.get('value')}, {drawn}, crosses candle "
                     f"{candle(event.get('cross'))}")
         if t == "pick_roll":
+            rolls = enumerate(event.get("rolls", []))
             return "familiar pick rolls: " + ", ".join(
-                f"player {i + 1} {sum(r)}" for i, r in enumerate(event.get("rolls", [])))
+                f"{self._said_player(state, i)} {sum(r)}" for i, r in rolls)
         if t == "pick":
-            return f"player {event.get('player', 0) + 1}: picks familiar {event.get('familiar')}"
+            return f"{player}: picks familiar {event.get('familiar')}"
         if t == "power":
             fam = event.get("familiar")
             detail = {"F01": lambda: f": die {event.get('die', 0) + 1} turned to {event.get('to')}",
@@ -602,9 +611,9 @@ class CatAdapter:
                       "F02": lambda: ": extra " + line(event.get("extra_line")),
                       "F07": lambda: ": erases " + line(event.get("erase")),
                       }.get(str(fam), lambda: "")()
-            return f"player {event.get('player', 0) + 1}: uses {fam}{detail}"
+            return f"{player}: uses {fam}{detail}"
         if t == "toad":
-            return f"player {event.get('player', 0) + 1}: Toad wild numbers {event.get('wild')}"
+            return f"{player}: Toad wild numbers {event.get('wild')}"
         if t == "tiebreak":
             if "dice" in event:
                 return "tie-break roll " + " ".join(str(v) for v in event["dice"])

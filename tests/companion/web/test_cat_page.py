@@ -119,7 +119,7 @@ def test_a_misread_line_is_corrected_and_the_turn_refolds(hub):
 def test_camera_events_become_pieces_of_the_watched_card(hub):
     s = hub.create_game("cat", "t", SETUP)
     hub.set_camera_choice(1, 1)
-    assert hub.camera_card() == (f"g{s.game_id}p1c1", "B", "player 2, card 2")
+    assert hub.camera_card() == (f"g{s.game_id}p1c1", "B", "Bo, card 2")
     assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5]}).ok
     hub.set_camera_choice(0, 0)
     card = f"g{s.game_id}p0c0"
@@ -431,7 +431,7 @@ ROLL = {"type": "roll", "dice": [1, 2, 3]}
     (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 5, "value": 3}),
      "import: ops[1].event: at $.card: 5 is greater than the maximum of 1"),
     (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 0, "value": 6}),
-     "import: event 2 (player 1, card 1: writes 6)"),
+     "import: event 2 (Ann, card 1: writes 6)"),
     (exported("cat", {**SETUP, "cards": ["Z", "Q"]}), "import: setup: sigil card 'Z'"),
     (exported("cat", {**SETUP, "goals": [99, 100]}), "import: setup: at $.goals[0]"),
     (exported("machine", {"setup_event": {"type": "setup", "deck": []}}),
@@ -626,3 +626,19 @@ def test_the_page_draws_a_must_curve_line_as_a_curve_clear_of_the_candles(tmp_pa
             assert _room(layout, a, b, points) >= 1.5, (a, b)
         shot(page, "cat-curves")
         assert page.errors == []
+
+
+def test_the_log_and_the_camera_card_name_players_by_their_names(hub):
+    s = hub.create_game("cat", "t", {**SETUP, "familiar_mode": "asymmetric"})
+    for event in ({"type": "pick_roll", "rolls": [[6, 6, 6], [1, 1, 1]]},
+                  {"type": "pick", "player": 0, "familiar": "F01"},
+                  {"type": "pick", "player": 1, "familiar": "F04"},
+                  {"type": "roll", "dice": [3, 5, 5]},
+                  {"type": "power", "player": 1, "familiar": "F04"},
+                  {"type": "write", "player": 0, "card": 0, "value": 5}):
+        assert s.submit(event).ok, event
+    assert [e["text"] for e in s.view()["log"]] == [
+        "familiar pick rolls: Ann 18, Bo 3", "Ann: picks familiar F01", "Bo: picks familiar F04",
+        "roll 3 5 5", "Bo: uses F04", "Ann, card 1: writes 5"]
+    hub.set_camera_choice(0, 1)
+    assert hub.camera_card().name == "Ann, card 2"
