@@ -600,8 +600,10 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"move: 'write' is the number 1-6 written on top, got {n!r}")
     die_wild = triples or stuck or dice[i] in wild
     if n != dice[i] and not die_wild:
-        raise IllegalMove(f"move: you wrote {n} but die {i + 1} shows {dice[i]} (write one of "
-                          "the dice numbers; only a wild die acts as any number)")
+        shows = (f"die {i + 1} shows {dice[i]}" if n in dice   # another die shows n
+                 else "the roll is " + " ".join(map(str, dice)))
+        raise IllegalMove(f"move: you wrote {n} but {shows} (write one of the dice numbers; "
+                          "only a wild die acts as any number)")
     limit = _write_limit(player)
     if card.written(n) >= limit:
         raise IllegalMove(f"move: {n} is already written {card.written(n)} times on card {k + 1} "

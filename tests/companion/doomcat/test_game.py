@@ -58,7 +58,8 @@ def test_write_one_of_the_dice_numbers():
     s = rolled(start(), 1, 2, 3)
     after = apply(s, move(die=0, write=1, line=[1, 2], cross=0))   # 2-3 line, cross a 1
     assert after.player("ann").cards[0].top[0].value == 1
-    refused(s, move(die=0, write=4, line=[1, 2], cross=3), "die 1 shows 1")
+    refused(s, move(die=0, write=4, line=[1, 2], cross=3), "you wrote 4 but the roll is 1 2 3")
+    refused(s, move(die=0, write=2, line=[1, 2], cross=3), "you wrote 2 but die 1 shows 1")
 
 
 def test_the_number_goes_in_the_leftmost_empty_box_and_the_same_card_gets_the_line():
@@ -91,7 +92,7 @@ def test_second_write_is_circled_and_wild_on_that_card_only():
     after = apply(s, move(card=0, die=0, write=6, line=[3, 4], cross=5))
     assert after.player("ann").cards[0].top[2].value == 6
     # ... and only there: on card 1 the 2 is just a 2
-    refused(s, move(card=1, die=0, write=6, line=[3, 4], cross=5), "die 1 shows 2")
+    refused(s, move(card=1, die=0, write=6, line=[3, 4], cross=5), "the roll is 2 4 5")
 
 
 def test_wild_from_the_turn_it_is_circled():
@@ -130,7 +131,7 @@ def test_triples_are_wild_for_everyone():
     s = apply(s, move("bob", die=0, write=6, line=[0, 6], cross=5))
     assert s.dice is None  # both played
     t = rolled(start(), 4, 4, 5)
-    refused(t, move(die=0, write=1, line=[3, 4], cross=0), "die 1 shows 4")
+    refused(t, move(die=0, write=1, line=[3, 4], cross=0), "the roll is 4 4 5")
 
 
 def _stuck_state():
@@ -147,7 +148,7 @@ def test_unstuck_makes_all_dice_wild_when_no_line_can_be_drawn():
     after = apply(s, move(die=0, write=5, line=[2, 3], cross=4))
     assert (2, 3) in after.player("ann").cards[0].lines
     not_stuck = rolled(start(), 1, 2, 1)
-    refused(not_stuck, move(die=0, write=5, line=[2, 3], cross=4), "die 1 shows 1")
+    refused(not_stuck, move(die=0, write=5, line=[2, 3], cross=4), "the roll is 1 2 1")
 
 
 def test_line_joins_candles_matching_the_two_other_dice():
@@ -472,7 +473,7 @@ def test_bat_rerolls_for_you_only():
     s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 1, 2, 3)
     bat = {"familiar": "F06", "dice": [6, 6, 5]}
     s = apply(s, move("ann", die=2, write=5, line=[5, 11], cross=4, power=bat))
-    refused(s, move("bob", die=2, write=5, line=[5, 11], cross=4), "die 3 shows 3")
+    refused(s, move("bob", die=2, write=5, line=[5, 11], cross=4), "the roll is 1 2 3")
 
 
 def test_snake_erases_a_line_first():
@@ -505,7 +506,7 @@ def test_toad_chooses_a_wild_number_for_each_card_before_the_first_roll():
     s = rolled(s, 5, 1, 2)
     after = apply(s, move(card=0, die=0, write=3, line=[0, 1], cross=2))
     assert after.player("ann").cards[0].top[0].value == 3
-    refused(s, move(card=1, die=0, write=3, line=[0, 1], cross=2), "die 1 shows 5")
+    refused(s, move(card=1, die=0, write=3, line=[0, 1], cross=2), "the roll is 5 1 2")
 
 
 @pytest.mark.parametrize("fam", ["F03", "F05", "F09"])

@@ -642,3 +642,11 @@ def test_the_log_and_the_camera_card_name_players_by_their_names(hub):
         "roll 3 5 5", "Bo: uses F04", "Ann, card 1: writes 5"]
     hub.set_camera_choice(0, 1)
     assert hub.camera_card().name == "Ann, card 2"
+
+
+def test_a_write_refused_after_a_die_is_corrected_names_the_roll_as_it_now_stands(hub):
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    rid = s.submit({"type": "roll", "dice": [5, 1, 4]}).event_id
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
+    out = s.amend(rid, {"type": "roll", "dice": [6, 1, 4]})
+    assert not out.ok and "you wrote 5 but the roll is 6 1 4" in out.reason, out.reason
