@@ -68,7 +68,8 @@
     const tops = S.top.slice();
     if (pending && pending.value !== null) {
       const k = tops.findIndex((t) => t === null);
-      if (k >= 0) tops[k] = { value: pending.value, circled: false, pending: true };
+      // the second time a number is written on a card it is circled at once (rulebook, Wild Numbers)
+      if (k >= 0) tops[k] = { value: pending.value, circled: S.top.some((t) => t && t.value === pending.value), pending: true };
     }
     L.top_boxes.forEach(([x0, y0, x1, y1], k) => {
       svg.append(h("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, class: "box" }));

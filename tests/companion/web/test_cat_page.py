@@ -650,3 +650,24 @@ def test_a_write_refused_after_a_die_is_corrected_names_the_roll_as_it_now_stand
     assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
     out = s.amend(rid, {"type": "roll", "dice": [6, 1, 4]})
     assert not out.ok and "you wrote 5 but the roll is 6 1 4" in out.reason, out.reason
+
+
+@pytest.mark.browser
+def test_a_number_written_a_second_time_is_circled_while_the_turn_is_open(tmp_path, page,
+                                                                         make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 5, "line": [2, 7],
+                     "cross": 4}).ok
+    assert s.submit({"type": "roll", "dice": [5, 1, 2]}).ok
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok   # open turn
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        page.wait_for_selector(f"{card} text.digit.pending")
+        assert page.locator(f"{card} text.digit").all_text_contents() == ["5", "5"]
+        assert page.locator(f"{card} circle.ring").count() == 1   # the second 5, circled
+        assert page.errors == []
