@@ -257,8 +257,8 @@
   }
 
   /* ---------------------------------------------------------------- roll, log, header */
-  function lastRoll() {
-    for (let i = current.log.length - 1; i >= 0; i--) if (current.log[i].event.type === "roll") return current.log[i];
+  function lastRoll(before = current.log.length) {   // the last roll entry of the log before index `before`
+    for (let i = before - 1; i >= 0; i--) if (current.log[i].event.type === "roll") return current.log[i];
     return null;
   }
 
@@ -310,17 +310,29 @@
     const ev = e.event;
     const btn = (label, opts, make, title) => h("button", { class: "ghost chip", "data-fix": e.id, title: "correct this reading",
       onclick: (x) => pick(x.currentTarget, opts, (v) => amend(e, make(v)), title) }, label);
-    const faces = (cur) => [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === cur }));
-    if (ev.type === "write") return btn("fix", faces(ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    const faces = (first, cur) => [...new Set([...first, 1, 2, 3, 4, 5, 6])].map((x) => ({ label: String(x), value: x, current: x === cur }));
+    if (ev.type === "write") {   // the numbers of the roll it was written from first
+      const roll = lastRoll(current.log.indexOf(e));
+      return btn("fix", faces(roll ? roll.event.dice.filter((x) => x !== null) : [], ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    }
     if (ev.type === "pick") return btn("fix", ((catalogue && catalogue.familiars) || []).map((f) => ({ label: `${f.id} ${f.name}`, value: f.id, current: f.id === ev.familiar })), (v) => ({ ...ev, familiar: v }), "The familiar picked is");
     if (ev.type !== "cross" && ev.type !== "line") return null;
-    const L = current.state.players[ev.player].cards[ev.card].layout, names = L.candle_names;
-    const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;   // the 1s first, then the 2s...
-    if (ev.type === "cross") return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).sort(byNumber), (v) => ({ ...ev, candle: v }), "The candle crossed is");
-    const [a, b] = ev.line; const opts = [];
-    const pair = (m, n) => ({ label: lineName(ev.player, ev.card, [m, n]), value: [m, n].sort((u, w) => u - w) });
-    for (let x = 0; x < names.length; x++) { if (x !== a && x !== b) { opts.push(pair(a, x)); opts.push(pair(x, b)); } }
-    return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
+    const card = current.state.players[ev.player].cards[ev.card], L = card.layout, names = L.candle_names;
+    if (ev.type === "cross") {   // the candles not crossed out otherwise, the 1s first, then the 2s...
+      const crossed = new Set(card.sigil.crossed.filter((x) => x !== ev.candle));
+      const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;
+      return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).filter((o) => !crossed.has(o.value)).sort(byNumber),
+        (v) => ({ ...ev, candle: v }), "The candle crossed is");
+    }
+    // every line, the nearest to the line recorded first (the least distance its two ends move)
+    const [a, b] = ev.line, cc = L.candles.map((k) => k.center);
+    const dist = (u, w) => Math.hypot(cc[u][0] - cc[w][0], cc[u][1] - cc[w][1]);
+    const moved = ([m, n]) => Math.min(dist(a, m) + dist(b, n), dist(a, n) + dist(b, m));
+    const lines = [];
+    for (let m = 0; m < names.length; m++) for (let n = m + 1; n < names.length; n++) lines.push([m, n]);
+    lines.sort((u, w) => moved(u) - moved(w));
+    return btn("fix", lines.map((l) => ({ label: lineName(ev.player, ev.card, l), value: l, current: l[0] === a && l[1] === b })),
+      (v) => ({ ...ev, line: v }), "The line drawn is");
   }
 
   function goalsStrip() {

@@ -671,3 +671,43 @@ def test_a_number_written_a_second_time_is_circled_while_the_turn_is_open(tmp_pa
         assert page.locator(f"{card} text.digit").all_text_contents() == ["5", "5"]
         assert page.locator(f"{card} circle.ring").count() == 1   # the second 5, circled
         assert page.errors == []
+
+
+@pytest.mark.browser
+def test_the_fix_pickers_offer_the_likely_readings_first(tmp_path, page, make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    ids = [s.submit({"player": 0, "card": 0, **e}).event_id for e in (
+        {"type": "roll", "dice": [3, 5, 5]}, {"type": "write", "value": 5},
+        {"type": "line", "line": [2, 7]}, {"type": "cross", "candle": 4},
+        {"type": "roll", "dice": [5, 1, 2]}, {"type": "write", "value": 5},
+        {"type": "line", "line": [0, 1]}, {"type": "cross", "candle": 7})]
+    assert None not in ids
+    write, line, cross = ids[5:]
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+
+    def offered(event_id):
+        page.click(f"[data-fix='{event_id}']")
+        values = page.locator(".picker button").evaluate_all("els => els.map(e => e.dataset.value)")
+        current = page.locator(".picker button.current").get_attribute("data-value")
+        page.mouse.click(2, 2)   # a click elsewhere closes the picker
+        page.wait_for_selector(".picker", state="detached")
+        return values, current
+
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector(f"[data-fix='{cross}']")
+        # a number: the dice of its roll first
+        assert offered(write) == (["5", "1", "2", "3", "4", "6"], "5")
+        # a candle: not one already crossed out (candle 4, the turn before)
+        values, current = offered(cross)
+        assert current == "7" and "4" not in values and len(values) == 11
+        # a line: every line, the nearest first; a line with both ends misread is one click
+        values, current = offered(line)
+        assert current == "0,1" and values[0] == "0,1" and len(values) == 66
+        page.click(f"[data-fix='{line}']")
+        page.click(".picker button[data-value='10,11']")
+        page.wait_for_selector(f"#events li.amended[data-event='{line}']")
+        assert "line right 1 – lower 2" in page.locator(f"[data-event='{line}']").inner_text()
+        assert page.errors == []
