@@ -301,14 +301,12 @@ def _ints(value: Any, n: int, what: str, low: int, high: int) -> tuple[int, ...]
 
 
 def _said(layout: Layout, line: Line | None = None, candle: int | None = None) -> str:
-    """A line or a candle as a refusal says it: the indices (the events' language) and what a
-    player calls the candles (Layout.candle_names): "line 2-9 (left 3 – right 3)",
-    "candle 4 (upper 5)"."""
+    """A line or a candle as a refusal says it, in a player's words (Layout.candle_names, not
+    the events' indices): "line left 3 – right 3", "candle upper 5"."""
     if line is not None:
-        a, b = line
-        return f"line {a}-{b} ({layout.line_name(a, b)})"
+        return f"line {layout.line_name(*line)}"
     assert candle is not None
-    return f"candle {candle} ({layout.candle_names[candle]})"
+    return f"candle {layout.candle_names[candle]}"
 
 
 def _pair(value: Any, what: str) -> Line:
@@ -602,8 +600,10 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"move: 'write' is the number 1-6 written on top, got {n!r}")
     die_wild = triples or stuck or dice[i] in wild
     if n != dice[i] and not die_wild:
-        raise IllegalMove(f"move: you wrote {n} but die {i + 1} shows {dice[i]} (write one of "
-                          "the dice numbers; only a wild die acts as any number)")
+        shows = (f"die {i + 1} shows {dice[i]}" if n in dice   # another die shows n
+                 else "the roll is " + " ".join(map(str, dice)))
+        raise IllegalMove(f"move: you wrote {n} but {shows} (write one of the dice numbers; "
+                          "only a wild die acts as any number)")
     limit = _write_limit(player)
     if card.written(n) >= limit:
         raise IllegalMove(f"move: {n} is already written {card.written(n)} times on card {k + 1} "
@@ -634,10 +634,9 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     else:
         line = _pair(line_value, "move line")
         if not _matches(card.layout, line, dice[j], dice[m], w1, w2):
-            na, nb = (card.layout.candles[c].number for c in line)
-            raise IllegalMove(f"move: {_said(card.layout, line)} joins candles {na} and {nb} but "
-                              f"the other two dice show {dice[j]} and {dice[m]} (draw a line "
-                              "between two candles matching the two remaining dice)")
+            raise IllegalMove(f"move: {_said(card.layout, line)} does not match the dice: the "
+                              f"other two dice show {dice[j]} and {dice[m]} (draw a line between "
+                              "two candles matching the two remaining dice)")
         problem = work.chord_problem(line, moth=moth)
         if problem:
             raise IllegalMove(f"move: {problem}")

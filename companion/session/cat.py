@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from companion.session.engine import EngineMissing, Refused
 
 try:
@@ -49,6 +51,7 @@ except ImportError as exc:  # pragma: no cover - the page says the engine is mis
         from exc
 
 from companion.session import catrules
+from vision.sigil.geometry import card_geometry
 
 PLAYER = {"type": "integer", "minimum": 0, "maximum": 5}
 CARD = {"type": "integer", "minimum": 0, "maximum": 1}
@@ -106,10 +109,13 @@ class CatAdapter:
     # -- catalogue -----------------------------------------------------------------------
     def layout(self, name: str) -> dict[str, Any]:
         """The layout's JSON for the page, with ``candle_names``: what a player calls each
-        candle (Layout.candle_names), for the log, the hints and the corrections."""
+        candle (Layout.candle_names), for the log, the hints and the corrections; and
+        ``curves``: the control point of each ``must_curve`` line (:func:`curve_controls`),
+        for the page's card and the share image."""
         if name not in self._layouts:
             layout = load_layout(name)
-            self._layouts[name] = {**layout.to_json(), "candle_names": list(layout.candle_names)}
+            self._layouts[name] = {**layout.to_json(), "candle_names": list(layout.candle_names),
+                                   "curves": curve_controls(layout)}
         return self._layouts[name]
 
     def catalogue(self) -> dict[str, Any]:
@@ -272,8 +278,9 @@ class CatAdapter:
             line = sorted(power["erase"])
             drawn = self.rules.sigil(state.game, player, card)["lines"]
             if line not in drawn:
-                raise Refused(f"Snake: line {line[0]}-{line[1]} is not drawn on card "
-                              f"{card + 1}")
+                name = self.layout(str(state.setup["cards"][card]))["candle_names"]
+                raise Refused(f"Snake: line {name[line[0]]} – {name[line[1]]} is not drawn on "
+                              f"card {card + 1}")
             power["erase"] = line
         if fam == "F02":
             line = sorted(power["extra_line"])
@@ -394,10 +401,17 @@ class CatAdapter:
             return None
         return str(state.setup["cards"][card])
 
+    def card_name(self, state: CatState, player: int, card: int) -> str:
+        """A player's card as players say it, counted from one: "Ann, card 2"."""
+        return f"{self._said_player(state, player)}, card {card + 1}"
+
     @staticmethod
-    def card_name(player: int, card: int) -> str:
-        """A player's card as players say it, counted from one: "player 1, card 2"."""
-        return f"player {player + 1}, card {card + 1}"
+    def _said_player(state: CatState, player: Any) -> str:
+        """A player's name from the game's setup ("player 3" for no such player)."""
+        players = state.setup.get("players", [])
+        if isinstance(player, int) and 0 <= player < len(players):
+            return str(players[player]["name"])
+        return f"player {player + 1}" if isinstance(player, int) else "a player"
 
     def player_familiar(self, state: CatState, player: int) -> str | None:
         """The familiar a player holds (``"F04"``), None when none (or no such player)."""
@@ -559,7 +573,8 @@ class CatAdapter:
 
     def describe(self, event: Mapping[str, Any], state: CatState) -> str:
         t = event.get("type")
-        who = self.card_name(event.get("player", 0), event.get("card", 0))
+        who = self.card_name(state, event.get("player", 0), event.get("card", 0))
+        player = self._said_player(state, event.get("player", 0))
         cam = " (camera)" if event.get("source") == "camera" else ""
         names = self._candle_names(state, event.get("card", 0))
 
@@ -584,10 +599,11 @@ class CatAdapter:
             return (f"{who}: writes {event.get('value')}, {drawn}, crosses candle "
                     f"{candle(event.get('cross'))}")
         if t == "pick_roll":
+            rolls = enumerate(event.get("rolls", []))
             return "familiar pick rolls: " + ", ".join(
-                f"player {i + 1} {sum(r)}" for i, r in enumerate(event.get("rolls", [])))
+                f"{self._said_player(state, i)} {sum(r)}" for i, r in rolls)
         if t == "pick":
-            return f"player {event.get('player', 0) + 1}: picks familiar {event.get('familiar')}"
+            return f"{player}: picks familiar {event.get('familiar')}"
         if t == "power":
             fam = event.get("familiar")
             detail = {"F01": lambda: f": die {event.get('die', 0) + 1} turned to {event.get('to')}",
@@ -595,9 +611,9 @@ class CatAdapter:
                       "F02": lambda: ": extra " + line(event.get("extra_line")),
                       "F07": lambda: ": erases " + line(event.get("erase")),
                       }.get(str(fam), lambda: "")()
-            return f"player {event.get('player', 0) + 1}: uses {fam}{detail}"
+            return f"{player}: uses {fam}{detail}"
         if t == "toad":
-            return f"player {event.get('player', 0) + 1}: Toad wild numbers {event.get('wild')}"
+            return f"{player}: Toad wild numbers {event.get('wild')}"
         if t == "tiebreak":
             if "dice" in event:
                 return "tie-break roll " + " ".join(str(v) for v in event["dice"])
@@ -624,6 +640,26 @@ class CatAdapter:
         from companion.session.share import share_png
         return share_png(self.view(state), title=getattr(record, "title", "Doom Cat"),
                          photos=photos)
+
+
+def curve_controls(layout: Any) -> dict[str, list[float]]:
+    """Where each line of the layout's ``must_curve`` is drawn: ``{"a-b": [x, y]}``, the control
+    point of the quadratic curve from candle a to candle b bowed just enough to keep clear of
+    the other candles (the gentlest arc of :meth:`vision.sigil.geometry.CardGeometry.detour`,
+    the path the sigil reader expects a player to draw).
+
+    Convention: card mm, origin top-left. The arc's peak lies ``bow`` off the chord's middle,
+    so the control point lies twice as far: ``middle + 2 * bow * normal``.
+    """
+    geom = card_geometry(layout)
+    out = {}
+    for a, b in layout.must_curve:
+        pa, pb = np.array(layout.candles[a].center), np.array(layout.candles[b].center)
+        d = pb - pa
+        normal = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+        control = (pa + pb) / 2 + 2 * geom.detour(a, b) * normal
+        out[f"{a}-{b}"] = [round(float(v), 2) for v in control]
+    return out
 
 
 def _pair(line: Sequence[int]) -> tuple[int, int]:

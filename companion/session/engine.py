@@ -56,7 +56,7 @@ class EngineAdapter(Protocol):
         ...
 
     def describe(self, event: Mapping[str, Any], state: Any) -> str:
-        """One line of the game's history in a player's words ("roll 3 5 5", "player 1, card 1:
+        """One line of the game's history in a player's words ("roll 3 5 5", "Ann, card 1:
         line left 3 – lower 5"); ``state`` is the game's state (its setup names the cards)."""
         ...
 

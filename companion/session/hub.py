@@ -62,7 +62,7 @@ class CameraCard(NamedTuple):
 
     id: str      # the tracker's key: game, player and card ("g3p0c1"), new for each game
     layout: str  # the card's layout (a letter A-D or a registered card's name)
-    name: str    # as players say it: "player 1, card 2"
+    name: str    # as players say it: "Ann, card 2"
 
 
 class Hub:
@@ -284,7 +284,7 @@ class Hub:
         if letter is None:
             return None
         return CameraCard(f"g{session.game_id}p{player}c{card}", letter,
-                          session.engine.card_name(player, card))
+                          session.engine.card_name(session.state, player, card))
 
     def feed(self, kind: str, event: Mapping[str, Any]) -> Outcome | None:
         """Submit a game event to the current game of ``kind`` (None when there is none)."""

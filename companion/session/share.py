@@ -35,6 +35,18 @@ def _text(img: np.ndarray, text: str, org: tuple[int, int], scale: float = 0.6,
     cv2.putText(img, text, org, FONT, scale, colour, thick, cv2.LINE_AA)
 
 
+def line_path(layout: Mapping[str, Any], a: int, b: int, n: int = 32) -> np.ndarray:
+    """Points (mm, shape (k, 2)) of the line between candles a and b as drawn: the straight
+    chord, or for a layout's ``must_curve`` pair the quadratic curve through its control point
+    (``layout["curves"]``, see :func:`companion.session.cat.curve_controls`)."""
+    pa, pb = (np.array(layout["candles"][i]["center"], np.float64) for i in (a, b))
+    control = (layout.get("curves") or {}).get(f"{a}-{b}")
+    if control is None:
+        return np.array([pa, pb])
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    return (1 - t) ** 2 * pa + 2 * t * (1 - t) * np.array(control, np.float64) + t ** 2 * pb
+
+
 def draw_sigil(card: Mapping[str, Any], px_per_mm: float = PX_PER_MM) -> np.ndarray:
     """A sigil card drawn from its layout and state (``view["players"][p]["cards"][c]``)."""
     layout, sigil = card["layout"], card["sigil"]
@@ -60,9 +72,9 @@ def draw_sigil(card: Mapping[str, Any], px_per_mm: float = PX_PER_MM) -> np.ndar
             rad = r if k % 2 == 0 else r * 0.45
             pts.append((c[0] + rad * np.cos(ang), c[1] + rad * np.sin(ang)))
         cv2.fillPoly(img, [np.array(pts, np.int32)], (44, 155, 197), cv2.LINE_AA)
-    centres = [k["center"] for k in layout["candles"]]
     for a, b in sigil["lines"]:
-        cv2.line(img, pt(centres[a]), pt(centres[b]), INK, max(2, round(0.9 * s)), cv2.LINE_AA)
+        path = np.round(line_path(layout, a, b) * s).astype(np.int32)
+        cv2.polylines(img, [path], False, INK, max(2, round(0.9 * s)), cv2.LINE_AA)
     crossed = set(sigil["crossed"])
     for i, k in enumerate(layout["candles"]):
         c, r = pt(k["center"]), round(k["radius"] * s)

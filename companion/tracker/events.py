@@ -16,7 +16,7 @@ Dice events (from :class:`companion.tracker.DiceTracker`):
   face without a roll (knocked, or set by hand: Doom Machine's +/-1 slot).
 
 Sigil events (from :class:`companion.tracker.SigilTracker`), ``card`` is the caller's card id;
-the text says the card by ``name`` when the caller gave one ("player 1, card 1"), else by its id:
+the text says the card by ``name`` when the caller gave one ("Ann, card 1"), else by its id:
 
 - :class:`LineDrawn` ``"line"`` -- "new line upper 3 – lower 4 on card B1"
 - :class:`CandleCrossed` ``"crossed"`` -- "candle lower 2 crossed on card B1"
@@ -207,7 +207,7 @@ class DieNudged(TrackerEvent):
 class _CardEvent(TrackerEvent):
     card: str = ""
     layout: str = ""
-    name: str = ""  # the card as players say it ("player 1, card 1"); texts say the id without
+    name: str = ""  # the card as players say it ("Ann, card 1"); texts say the id without
 
     def _fields(self) -> dict[str, Any]:
         return {"card": self.card, "layout": self.layout}

@@ -156,7 +156,7 @@ class SigilTracker:
                name: str = "") -> list[TrackerEvent]:
         """Take one frame's reading of ``card`` at frame time ``t``; return the events it
         settled. ``hand`` (if the caller knows) says a hand is over the card: the frame casts
-        no vote. ``name`` is how the events' texts say the card ("player 1, card 1"; default:
+        no vote. ``name`` is how the events' texts say the card ("Ann, card 1"; default:
         "card <id>"). Raises ``ValueError`` when ``t`` goes back in time."""
         if not isinstance(state, SigilState):
             raise TypeError(f"expected a SigilState, got {type(state).__name__}")

@@ -50,18 +50,18 @@
     svg.append(h("line", { x1: 3, y1: d.horizontal_y, x2: W - 3, y2: d.horizontal_y, class: "divider" }));
     for (const [x, y] of L.stars) svg.append(h("text", { x, y: y + 1.6, class: "star", "text-anchor": "middle" }, "★"));
     const cc = L.candles.map((k) => k.center);
+    // a line as drawn: straight, or a must-curve line bowed round the candles in its way (the layout's control point)
+    const ink = ([a, b], attrs) => {
+      const q = (L.curves || {})[`${a}-${b}`];
+      return q ? h("path", { d: `M${cc[a][0]} ${cc[a][1]} Q${q[0]} ${q[1]} ${cc[b][0]} ${cc[b][1]}`, fill: "none", ...attrs })
+        : h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], ...attrs });
+    };
     const pending = ctx.pieces && ctx.pieces.card === c ? ctx.pieces : null;
     const power = (pending && pending.power) || {};
     const erased = power.erase ? power.erase.join("-") : null;   // the Snake's line, this turn
-    for (const [a, b] of S.lines) svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" + (`${a}-${b}` === erased ? " erased" : ""), "data-line": `${a}-${b}` }));
-    if (pending && pending.line) {
-      const [a, b] = pending.line;
-      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink" }));
-    }
-    if (power.extra_line) {   // the Raven's extra line, this turn
-      const [a, b] = power.extra_line;
-      svg.append(h("line", { x1: cc[a][0], y1: cc[a][1], x2: cc[b][0], y2: cc[b][1], class: "ink extra", "data-extra-line": `${a}-${b}` }));
-    }
+    for (const line of S.lines) svg.append(ink(line, { class: "ink" + (line.join("-") === erased ? " erased" : ""), "data-line": line.join("-") }));
+    if (pending && pending.line) svg.append(ink(pending.line, { class: "ink" }));
+    if (power.extra_line) svg.append(ink(power.extra_line, { class: "ink extra", "data-extra-line": power.extra_line.join("-") }));   // the Raven's, this turn
     const crossed = new Set(S.crossed);
     if (pending && pending.cross !== null) crossed.add(pending.cross);
     const opt = (ctx.options || []).find((o) => o.card === c);
@@ -80,7 +80,8 @@
     const tops = S.top.slice();
     if (pending && pending.value !== null) {
       const k = tops.findIndex((t) => t === null);
-      if (k >= 0) tops[k] = { value: pending.value, circled: false, pending: true };
+      // the second time a number is written on a card it is circled at once (rulebook, Wild Numbers)
+      if (k >= 0) tops[k] = { value: pending.value, circled: S.top.some((t) => t && t.value === pending.value), pending: true };
     }
     L.top_boxes.forEach(([x0, y0, x1, y1], k) => {
       svg.append(h("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, class: "box" }));
@@ -148,7 +149,7 @@
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
           onclick: () => send({ type: "cross", player: p, card: o.card, candle: x, source: "manual" }) }, `✕ ${candleName(p, o.card, x)}`))) : null));
     }
-    return h("div", { class: "builder" }, powerNote(player), rows,
+    return h("div", { class: "builder" }, powerNote(p, player), rows,
       lineStart && lineStart.p === p ? h("p", { class: "muted hint" }, `line from candle ${candleName(p, lineStart.c, lineStart.candle)}: click the other candle`) : null);
   }
 
@@ -192,7 +193,7 @@
       .filter((i) => player.cards[i].sigil.top.includes(null));
     const onCard = (title, then) => (playable.length === 1 ? then(playable[0])
       : pick(anchor, playable.map((i) => ({ label: `card ${i + 1} (${player.cards[i].letter})`, value: i })), then, title));
-    const lines = (list, title, then) => (list.length ? pick(anchor, list.map(([a, b]) => ({ label: `${a}–${b}`, value: [a, b] })), then, title)
+    const lines = (card, list, title, then) => (list.length ? pick(anchor, list.map((l) => ({ label: lineName(p, card, l), value: l })), then, title)
       : toast("No line to choose on this card", "warn"));
     if (f.id === "F01") {
       pick(anchor, current.state.roll.map((v, i) => ({ label: `die ${i + 1}: ${v}`, value: i })), (die) =>
@@ -202,19 +203,19 @@
       const next = () => faces(`Bat: your re-roll, die ${dice.length + 1}`, (v) => { dice.push(v); if (dice.length < 3) next(); else power({ dice }); });
       next();
     } else if (f.id === "F02") {
-      onCard("Raven: the extra line goes on", (card) => lines(player.cards[card].open_lines || [], "Raven: the extra line", (line) => power({ card, extra_line: line })));
+      onCard("Raven: the extra line goes on", (card) => lines(card, player.cards[card].open_lines || [], "Raven: the extra line", (line) => power({ card, extra_line: line })));
     } else if (f.id === "F07") {
-      onCard("Snake: erase a line on", (card) => lines(player.cards[card].sigil.lines, "Snake: erase the line", (line) => power({ card, erase: line })));
+      onCard("Snake: erase a line on", (card) => lines(card, player.cards[card].sigil.lines, "Snake: erase the line", (line) => power({ card, erase: line })));
     } else {
       power({});
     }
   }
 
-  function powerNote(player) {
-    const pw = player.pieces.power;
+  function powerNote(p, player) {
+    const pw = player.pieces.power, card = player.pieces.card;
     if (!pw) return null;
     const what = { F01: () => `die ${pw.die + 1} shows ${pw.to} for you`, F06: () => `your dice are ${pw.dice.join(", ")}`,
-      F02: () => `extra line ${pw.extra_line[0]}–${pw.extra_line[1]}`, F07: () => `line ${pw.erase[0]}–${pw.erase[1]} erased`,
+      F02: () => `extra line ${lineName(p, card, pw.extra_line)}`, F07: () => `line ${lineName(p, card, pw.erase)} erased`,
       F04: () => "no candle is crossed this turn", F08: () => "your line may end at a crossed-out candle" }[pw.familiar];
     return h("p", { class: "muted hint", "data-power-note": "" }, `${player.familiar.name}: ${what ? what() : "power on"}` + (player.power_free ? " (the rules check the whole turn when it is complete)" : ""));
   }
@@ -268,8 +269,8 @@
   }
 
   /* ---------------------------------------------------------------- roll, log, header */
-  function lastRoll() {
-    for (let i = current.log.length - 1; i >= 0; i--) if (current.log[i].event.type === "roll") return current.log[i];
+  function lastRoll(before = current.log.length) {   // the last roll entry of the log before index `before`
+    for (let i = before - 1; i >= 0; i--) if (current.log[i].event.type === "roll") return current.log[i];
     return null;
   }
 
@@ -321,17 +322,29 @@
     const ev = e.event;
     const btn = (label, opts, make, title) => h("button", { class: "ghost chip", "data-fix": e.id, title: "correct this reading",
       onclick: (x) => pick(x.currentTarget, opts, (v) => amend(e, make(v)), title) }, label);
-    const faces = (cur) => [1, 2, 3, 4, 5, 6].map((x) => ({ label: String(x), value: x, current: x === cur }));
-    if (ev.type === "write") return btn("fix", faces(ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    const faces = (first, cur) => [...new Set([...first, 1, 2, 3, 4, 5, 6])].map((x) => ({ label: String(x), value: x, current: x === cur }));
+    if (ev.type === "write") {   // the numbers of the roll it was written from first
+      const roll = lastRoll(current.log.indexOf(e));
+      return btn("fix", faces(roll ? roll.event.dice.filter((x) => x !== null) : [], ev.value), (v) => ({ ...ev, value: v }), "The number written is");
+    }
     if (ev.type === "pick") return btn("fix", ((catalogue && catalogue.familiars) || []).map((f) => ({ label: `${f.id} ${f.name}`, value: f.id, current: f.id === ev.familiar })), (v) => ({ ...ev, familiar: v }), "The familiar picked is");
     if (ev.type !== "cross" && ev.type !== "line") return null;
-    const L = current.state.players[ev.player].cards[ev.card].layout, names = L.candle_names;
-    const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;   // the 1s first, then the 2s...
-    if (ev.type === "cross") return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).sort(byNumber), (v) => ({ ...ev, candle: v }), "The candle crossed is");
-    const [a, b] = ev.line; const opts = [];
-    const pair = (m, n) => ({ label: lineName(ev.player, ev.card, [m, n]), value: [m, n].sort((u, w) => u - w) });
-    for (let x = 0; x < names.length; x++) { if (x !== a && x !== b) { opts.push(pair(a, x)); opts.push(pair(x, b)); } }
-    return btn("fix", opts, (v) => ({ ...ev, line: v }), "The line drawn is");
+    const card = current.state.players[ev.player].cards[ev.card], L = card.layout, names = L.candle_names;
+    if (ev.type === "cross") {   // the candles not crossed out otherwise, the 1s first, then the 2s...
+      const crossed = new Set(card.sigil.crossed.filter((x) => x !== ev.candle));
+      const byNumber = (u, w) => L.candles[u.value].number - L.candles[w.value].number;
+      return btn("fix", names.map((n, x) => ({ label: n, value: x, current: x === ev.candle })).filter((o) => !crossed.has(o.value)).sort(byNumber),
+        (v) => ({ ...ev, candle: v }), "The candle crossed is");
+    }
+    // every line, the nearest to the line recorded first (the least distance its two ends move)
+    const [a, b] = ev.line, cc = L.candles.map((k) => k.center);
+    const dist = (u, w) => Math.hypot(cc[u][0] - cc[w][0], cc[u][1] - cc[w][1]);
+    const moved = ([m, n]) => Math.min(dist(a, m) + dist(b, n), dist(a, n) + dist(b, m));
+    const lines = [];
+    for (let m = 0; m < names.length; m++) for (let n = m + 1; n < names.length; n++) lines.push([m, n]);
+    lines.sort((u, w) => moved(u) - moved(w));
+    return btn("fix", lines.map((l) => ({ label: lineName(ev.player, ev.card, l), value: l, current: l[0] === a && l[1] === b })),
+      (v) => ({ ...ev, line: v }), "The line drawn is");
   }
 
   function goalsStrip() {
@@ -449,7 +462,7 @@
           none ? h("button", { class: "ghost chip", "data-tb-line": `${p}-none`, onclick: () => send({ type: "tiebreak", player: p, card: 0, line: null, source: "manual" }) }, "no line possible")
             : perCard.map((opts, c) => opts.length ? h("span", { class: "choices" }, `card ${c + 1} (${current.state.players[p].cards[c].letter}) `,
               opts.map((o) => h("button", { class: "ghost chip", "data-tb-line": `${p}-${c}-${o.line[0]}-${o.line[1]}`,
-                onclick: () => send({ type: "tiebreak", player: p, card: c, line: o.line, source: "manual" }) }, `${o.line[0]}–${o.line[1]}`))) : null));
+                onclick: () => send({ type: "tiebreak", player: p, card: c, line: o.line, source: "manual" }) }, lineName(p, c, o.line)))) : null));
       }));
   }
 
@@ -502,7 +515,7 @@
     if (!current || key(next) !== key(current) || showSetup === false && !$("roll")) {
       if (!current || current.game.id !== next.game.id || pickRolls.length !== next.state.players.length) { current = next; resetPickRolls(); }
       current = next;
-      draw();
+      if (!showSetup) draw();   // the new-game form keeps what was typed: the game shows again on "Back to the game"
     }
   }
 

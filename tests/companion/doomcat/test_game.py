@@ -58,7 +58,8 @@ def test_write_one_of_the_dice_numbers():
     s = rolled(start(), 1, 2, 3)
     after = apply(s, move(die=0, write=1, line=[1, 2], cross=0))   # 2-3 line, cross a 1
     assert after.player("ann").cards[0].top[0].value == 1
-    refused(s, move(die=0, write=4, line=[1, 2], cross=3), "die 1 shows 1")
+    refused(s, move(die=0, write=4, line=[1, 2], cross=3), "you wrote 4 but the roll is 1 2 3")
+    refused(s, move(die=0, write=2, line=[1, 2], cross=3), "you wrote 2 but die 1 shows 1")
 
 
 def test_the_number_goes_in_the_leftmost_empty_box_and_the_same_card_gets_the_line():
@@ -91,7 +92,7 @@ def test_second_write_is_circled_and_wild_on_that_card_only():
     after = apply(s, move(card=0, die=0, write=6, line=[3, 4], cross=5))
     assert after.player("ann").cards[0].top[2].value == 6
     # ... and only there: on card 1 the 2 is just a 2
-    refused(s, move(card=1, die=0, write=6, line=[3, 4], cross=5), "die 1 shows 2")
+    refused(s, move(card=1, die=0, write=6, line=[3, 4], cross=5), "the roll is 2 4 5")
 
 
 def test_wild_from_the_turn_it_is_circled():
@@ -130,7 +131,7 @@ def test_triples_are_wild_for_everyone():
     s = apply(s, move("bob", die=0, write=6, line=[0, 6], cross=5))
     assert s.dice is None  # both played
     t = rolled(start(), 4, 4, 5)
-    refused(t, move(die=0, write=1, line=[3, 4], cross=0), "die 1 shows 4")
+    refused(t, move(die=0, write=1, line=[3, 4], cross=0), "the roll is 4 4 5")
 
 
 def _stuck_state():
@@ -147,13 +148,23 @@ def test_unstuck_makes_all_dice_wild_when_no_line_can_be_drawn():
     after = apply(s, move(die=0, write=5, line=[2, 3], cross=4))
     assert (2, 3) in after.player("ann").cards[0].lines
     not_stuck = rolled(start(), 1, 2, 1)
-    refused(not_stuck, move(die=0, write=5, line=[2, 3], cross=4), "die 1 shows 1")
+    refused(not_stuck, move(die=0, write=5, line=[2, 3], cross=4), "the roll is 1 2 1")
 
 
 def test_line_joins_candles_matching_the_two_other_dice():
     s = rolled(start(), 1, 2, 3)
     apply(s, move(die=0, write=1, line=[7, 8], cross=0))  # 2 and 3 on the other ring side
-    refused(s, move(die=0, write=1, line=[1, 3], cross=0), "joins candles 2 and 4")
+    refused(s, move(die=0, write=1, line=[1, 3], cross=0),
+            "line upper 2 – upper 4 does not match the dice")
+
+
+def test_a_refusal_names_candles_as_players_do_not_by_index():
+    s = rolled(start(cards=("C", "D")), 1, 2, 5)
+    with pytest.raises(IllegalMove) as refusal:
+        apply(s, move(die=0, write=1, line=[1, 11], cross=0))
+    assert str(refusal.value) == (
+        "move: line left 4 – right 4 does not match the dice: the other two dice show 2 and 5 "
+        "(draw a line between two candles matching the two remaining dice)")
 
 
 def test_one_line_per_candle_pair():
@@ -205,7 +216,7 @@ def test_lines_never_pass_through_candles_unless_must_curve(tmp_path):
     apply(s, move(die=0, write=4, line=[0, 10], cross=3))   # B marks 0-10 must-curve
     straight = _file_layout(tmp_path, must_curve=[])
     t = rolled(start(cards=(straight, straight)), 4, 1, 5)
-    refused(t, move(die=0, write=4, line=[0, 10], cross=3), "passes through candle 11")
+    refused(t, move(die=0, write=4, line=[0, 10], cross=3), "lower 5 passes through candle right 6")
 
 
 def test_lines_never_pass_through_an_intersection(tmp_path):
@@ -230,7 +241,8 @@ def test_spider_ones_are_wild_on_both_cards():
         after = apply(s, move(card=card, die=1, write=4, line=[1, 5], cross=3))  # 1 acts as 2
         assert (1, 5) in after.player("ann").cards[card].lines
     plain = rolled(start(), 1, 4, 6)
-    refused(plain, move(card=0, die=1, write=4, line=[1, 5], cross=3), "joins candles 2 and 6")
+    refused(plain, move(card=0, die=1, write=4, line=[1, 5], cross=3),
+            "line upper 2 – left 6 does not match the dice")
 
 
 def test_direct_lines_sharing_a_candle_cannot_overlap():
@@ -461,7 +473,7 @@ def test_bat_rerolls_for_you_only():
     s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 1, 2, 3)
     bat = {"familiar": "F06", "dice": [6, 6, 5]}
     s = apply(s, move("ann", die=2, write=5, line=[5, 11], cross=4, power=bat))
-    refused(s, move("bob", die=2, write=5, line=[5, 11], cross=4), "die 3 shows 3")
+    refused(s, move("bob", die=2, write=5, line=[5, 11], cross=4), "the roll is 1 2 3")
 
 
 def test_snake_erases_a_line_first():
@@ -494,7 +506,7 @@ def test_toad_chooses_a_wild_number_for_each_card_before_the_first_roll():
     s = rolled(s, 5, 1, 2)
     after = apply(s, move(card=0, die=0, write=3, line=[0, 1], cross=2))
     assert after.player("ann").cards[0].top[0].value == 3
-    refused(s, move(card=1, die=0, write=3, line=[0, 1], cross=2), "die 1 shows 5")
+    refused(s, move(card=1, die=0, write=3, line=[0, 1], cross=2), "the roll is 5 1 2")
 
 
 @pytest.mark.parametrize("fam", ["F03", "F05", "F09"])

@@ -160,7 +160,7 @@ def test_the_snake_erases_a_drawn_line_and_a_refused_power_says_why(hub):
     s = hub.create_game("cat", "t", solo("F07"))
     s.submit({"type": "roll", "dice": [1, 2, 3]})
     refused(s, {"type": "power", "player": 0, "familiar": "F07", "card": 0, "erase": [4, 5]},
-            "not drawn")
+            "Snake: line upper 5 – left 6 is not drawn on card 1")
     s.submit({"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2], "cross": 0})
     s.submit({"type": "roll", "dice": [4, 2, 3]})
     assert s.submit({"type": "power", "player": 0, "familiar": "F07", "card": 0,
@@ -281,9 +281,12 @@ def test_the_raven_extra_line_is_chosen_and_drawn_by_clicks(tmp_path, page, hub)
         page.goto(served.url + "/cat", wait_until="domcontentloaded")
         page.click("[data-power='0']")
         page.click(".picker button[data-value='0']")      # on card 1
+        # lines named by their candles as everywhere else, not by the candles' indices
+        assert page.locator(".picker button[data-value='4,5']").inner_text() == "upper 5 – left 6"
         page.click(".picker button[data-value='4,5']")    # the extra line 4-5
         page.wait_for_selector("svg.sigil[data-card='0'] line[data-extra-line='4-5']")
-        assert "extra line 4–5" in page.locator("[data-power-note]").inner_text()
+        note = page.locator("[data-power-note]").inner_text()
+        assert "Raven: extra line upper 5 – left 6" in note
         page.click("[data-write='0-0-1']")
         page.wait_for_selector("[data-write='0-0-1']", state="detached")   # redrawn
         page.click("[data-line='0-0-1-2']")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from companion.doomcat.layouts import load_layout
 from companion.errors import BadInput
 from companion.session.engine import EngineMissing
 from companion.web import WebConfig, create_app
@@ -54,10 +55,12 @@ def test_the_pieces_of_a_turn_are_stored_one_by_one_then_played(hub):
       {"type": "write", "player": 0, "card": 0, "value": 5},
       {"type": "line", "player": 0, "card": 1, "line": [2, 7]}], "same Sigil Card"),
     ([{"type": "roll", "dice": [3, 5, 5]},
-      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}], "line 0-1"),
+      {"type": "line", "player": 0, "card": 0, "line": [0, 1]}],
+     "line left 1 – upper 2 does not match"),
     ([{"type": "roll", "dice": [3, 5, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5},
-      {"type": "cross", "player": 0, "card": 0, "candle": 9}], "candle 9 (right 3) shows 3"),
+      {"type": "cross", "player": 0, "card": 0, "candle": 9}],
+     "move: candle right 3 shows 3, not 5"),
     ([{"type": "roll", "dice": [3, None, 5]},
       {"type": "write", "player": 0, "card": 0, "value": 5}], "unread die"),
     ([{"type": "roll", "dice": [3, 5, 5]},
@@ -116,7 +119,7 @@ def test_a_misread_line_is_corrected_and_the_turn_refolds(hub):
 def test_camera_events_become_pieces_of_the_watched_card(hub):
     s = hub.create_game("cat", "t", SETUP)
     hub.set_camera_choice(1, 1)
-    assert hub.camera_card() == (f"g{s.game_id}p1c1", "B", "player 2, card 2")
+    assert hub.camera_card() == (f"g{s.game_id}p1c1", "B", "Bo, card 2")
     assert hub.feed_tracker({"kind": "roll", "values": [3, 5, 5]}).ok
     hub.set_camera_choice(0, 0)
     card = f"g{s.game_id}p0c0"
@@ -395,6 +398,9 @@ def test_the_tie_break_is_played_by_clicks(tmp_path, page, make_hub):
         shot(page, "cat-tiebreak")
         for p in (0, 1):
             chip = page.locator(f"#tiebreak [data-tb-line^='{p}-']").first
+            _, c, a, b = map(int, chip.get_attribute("data-tb-line").split("-"))
+            layout = load_layout(TIED["cards"][c])
+            assert chip.inner_text() == layout.line_name(a, b)   # candle names, not indices
             chip.click()
             page.wait_for_selector(f"#tiebreak [data-tb-line^='{p}-']", state="detached")
         page.wait_for_function("document.querySelectorAll('#events li').length >= 31")
@@ -428,7 +434,7 @@ ROLL = {"type": "roll", "dice": [1, 2, 3]}
     (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 5, "value": 3}),
      "import: ops[1].event: at $.card: 5 is greater than the maximum of 1"),
     (exported("cat", SETUP, ROLL, {"type": "write", "player": 0, "card": 0, "value": 6}),
-     "import: event 2 (player 1, card 1: writes 6)"),
+     "import: event 2 (Ann, card 1: writes 6)"),
     (exported("cat", {**SETUP, "cards": ["Z", "Q"]}), "import: setup: sigil card 'Z'"),
     (exported("cat", {**SETUP, "goals": [99, 100]}), "import: setup: at $.goals[0]"),
     (exported("machine", {"setup_event": {"type": "setup", "deck": []}}),
@@ -529,4 +535,197 @@ def test_a_campaign_created_while_the_setup_form_is_open_appears_in_it(tmp_path,
         page.select_option("#setup-campaign", label="Winter")
         lines = page.locator("#setup-campaign-line option").all_inner_texts()
         assert lines[0] == "row 1: goals 4, 5, 6" and lines[-1] == "column 3: goals 6, 9, 3"
+
+
+# every message of the page's stream, recorded once the page has rendered it
+RECORD_STREAM = """
+window.__rendered = [];
+const Source = window.EventSource;
+window.EventSource = class extends Source {
+  constructor(url) {
+    super(url);
+    this.addEventListener("message", (m) => setTimeout(() => window.__rendered.push(m.data)));
+  }
+};
+"""
+
+
+@pytest.mark.browser
+def test_the_new_game_form_keeps_what_is_typed_while_the_game_changes(tmp_path, page, make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", SETUP)
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    page.add_init_script(RECORD_STREAM)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#roll")
+        page.click("button:text('New game')")
+        page.fill("#setup-title", "Friday night")
+        page.fill("[data-player-name='0']", "Cy")
+        page.focus("[data-player-name='0']")
+        assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok   # the game changes meanwhile
+        page.wait_for_function("window.__rendered.some((d) => d.includes('roll 3 5 5'))")
+        assert page.input_value("#setup-title") == "Friday night"
+        assert page.input_value("[data-player-name='0']") == "Cy"
+        assert page.evaluate("document.activeElement.dataset.playerName") == "0"
+        page.click("button:text('Back to the game')")   # the game as it is now
+        page.wait_for_selector("#roll button[data-roll='0']:text('3')")
+        assert page.errors == []
+
+
+def _room(layout, a, b, points) -> float:
+    """How far (mm) ``points`` keep from the outline of every candle but a and b."""
+    return min(float(np.linalg.norm(np.asarray(points) - c["center"], axis=1).min()) - c["radius"]
+               for k, c in enumerate(layout["candles"]) if k not in (a, b))
+
+
+@pytest.mark.parametrize("letter", ["A", "B", "C", "D"])
+def test_a_line_that_must_curve_is_drawn_clear_of_the_other_candles(letter):
+    from companion.session.share import line_path
+    layout = cat_engine().layout(letter)
+    assert sorted(layout["curves"]) == sorted(f"{a}-{b}" for a, b in layout["must_curve"])
+    for a, b in layout["must_curve"]:
+        path = line_path(layout, a, b, 200)
+        assert _room(layout, a, b, path) >= 1.5, (a, b)
+        assert path[0].tolist() == layout["candles"][a]["center"]
+        assert path[-1].tolist() == layout["candles"][b]["center"]
+    straight = next(iter(set(range(12)) - {x for p in layout["must_curve"] for x in p}), None)
+    if straight is not None:   # other lines stay straight
+        assert len(line_path(layout, straight, (straight + 1) % 12)) == 2
+
+
+CURVED = {"players": [{"name": "Ann"}], "cards": ["C", "D"], "goals": [1, 2, 3]}
+
+
+def play_curved_lines(s) -> None:
+    """Card C: lines left 4 – right 2 (candles 1-5) and left 3 – right 4 (7-11), both of which
+    must curve round another candle."""
+    for dice, line, cross in (([4, 2, 6], [1, 5], 8), ([3, 4, 6], [7, 11], 10)):
+        assert s.submit({"type": "roll", "dice": dice}).ok
+        assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 6, "line": line,
+                         "cross": cross}).ok
+
+
+def test_the_share_image_draws_a_must_curve_line_as_its_curve(hub):
+    from companion.session.share import INK, PX_PER_MM, draw_sigil, line_path
+    s = hub.create_game("cat", "t", CURVED)
+    play_curved_lines(s)
+    card = s.view()["state"]["players"][0]["cards"][0]
+    assert card["sigil"]["lines"] == [[1, 5], [7, 11]]
+    img = draw_sigil(card)
+    layout = card["layout"]
+    for a, b in ((1, 5), (7, 11)):
+        peak = line_path(layout, a, b, 33)[16]
+        x, y = (round(v * PX_PER_MM) for v in peak)
+        assert img[y, x].tolist() == list(INK), (a, b)
+        mid = (np.array(layout["candles"][a]["center"]) + layout["candles"][b]["center"]) / 2
+        x, y = (round(v * PX_PER_MM) for v in mid)
+        assert img[y, x].tolist() != list(INK), (a, b)   # not the straight chord
+
+
+@pytest.mark.browser
+def test_the_page_draws_a_must_curve_line_as_a_curve_clear_of_the_candles(tmp_path, page,
+                                                                          make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", CURVED)
+    play_curved_lines(s)
+    layout = s.view()["state"]["players"][0]["cards"][0]["layout"]
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        for a, b in ((1, 5), (7, 11)):
+            ink = page.wait_for_selector(f"{card} path.ink[data-line='{a}-{b}']")
+            points = ink.evaluate("(p) => Array.from({ length: 101 }, (_, i) => { const q ="
+                                  " p.getPointAtLength(p.getTotalLength() * i / 100);"
+                                  " return [q.x, q.y]; })")
+            assert _room(layout, a, b, points) >= 1.5, (a, b)
+        shot(page, "cat-curves")
+        assert page.errors == []
+
+
+def test_the_log_and_the_camera_card_name_players_by_their_names(hub):
+    s = hub.create_game("cat", "t", {**SETUP, "familiar_mode": "asymmetric"})
+    for event in ({"type": "pick_roll", "rolls": [[6, 6, 6], [1, 1, 1]]},
+                  {"type": "pick", "player": 0, "familiar": "F01"},
+                  {"type": "pick", "player": 1, "familiar": "F04"},
+                  {"type": "roll", "dice": [3, 5, 5]},
+                  {"type": "power", "player": 1, "familiar": "F04"},
+                  {"type": "write", "player": 0, "card": 0, "value": 5}):
+        assert s.submit(event).ok, event
+    assert [e["text"] for e in s.view()["log"]] == [
+        "familiar pick rolls: Ann 18, Bo 3", "Ann: picks familiar F01", "Bo: picks familiar F04",
+        "roll 3 5 5", "Bo: uses F04", "Ann, card 1: writes 5"]
+    hub.set_camera_choice(0, 1)
+    assert hub.camera_card().name == "Ann, card 2"
+
+
+def test_a_write_refused_after_a_die_is_corrected_names_the_roll_as_it_now_stands(hub):
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    rid = s.submit({"type": "roll", "dice": [5, 1, 4]}).event_id
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok
+    out = s.amend(rid, {"type": "roll", "dice": [6, 1, 4]})
+    assert not out.ok and "you wrote 5 but the roll is 6 1 4" in out.reason, out.reason
+
+
+@pytest.mark.browser
+def test_a_number_written_a_second_time_is_circled_while_the_turn_is_open(tmp_path, page,
+                                                                         make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    assert s.submit({"type": "roll", "dice": [3, 5, 5]}).ok
+    assert s.submit({"type": "turn", "player": 0, "card": 0, "value": 5, "line": [2, 7],
+                     "cross": 4}).ok
+    assert s.submit({"type": "roll", "dice": [5, 1, 2]}).ok
+    assert s.submit({"type": "write", "player": 0, "card": 0, "value": 5}).ok   # open turn
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        card = "svg.sigil[data-player='0'][data-card='0']"
+        page.wait_for_selector(f"{card} text.digit.pending")
+        assert page.locator(f"{card} text.digit").all_text_contents() == ["5", "5"]
+        assert page.locator(f"{card} circle.ring").count() == 1   # the second 5, circled
+        assert page.errors == []
+
+
+@pytest.mark.browser
+def test_the_fix_pickers_offer_the_likely_readings_first(tmp_path, page, make_hub):
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    ids = [s.submit({"player": 0, "card": 0, **e}).event_id for e in (
+        {"type": "roll", "dice": [3, 5, 5]}, {"type": "write", "value": 5},
+        {"type": "line", "line": [2, 7]}, {"type": "cross", "candle": 4},
+        {"type": "roll", "dice": [5, 1, 2]}, {"type": "write", "value": 5},
+        {"type": "line", "line": [0, 1]}, {"type": "cross", "candle": 7})]
+    assert None not in ids
+    write, line, cross = ids[5:]
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+
+    def offered(event_id):
+        page.click(f"[data-fix='{event_id}']")
+        values = page.locator(".picker button").evaluate_all("els => els.map(e => e.dataset.value)")
+        current = page.locator(".picker button.current").get_attribute("data-value")
+        page.mouse.click(2, 2)   # a click elsewhere closes the picker
+        page.wait_for_selector(".picker", state="detached")
+        return values, current
+
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector(f"[data-fix='{cross}']")
+        # a number: the dice of its roll first
+        assert offered(write) == (["5", "1", "2", "3", "4", "6"], "5")
+        # a candle: not one already crossed out (candle 4, the turn before)
+        values, current = offered(cross)
+        assert current == "7" and "4" not in values and len(values) == 11
+        # a line: every line, the nearest first; a line with both ends misread is one click
+        values, current = offered(line)
+        assert current == "0,1" and values[0] == "0,1" and len(values) == 66
+        page.click(f"[data-fix='{line}']")
+        page.click(".picker button[data-value='10,11']")
+        page.wait_for_selector(f"#events li.amended[data-event='{line}']")
+        assert "line right 1 – lower 2" in page.locator(f"[data-event='{line}']").inner_text()
         assert page.errors == []

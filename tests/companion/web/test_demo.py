@@ -126,12 +126,12 @@ def test_the_demo_plays_a_cat_turn_through_the_real_readers(page, tmp_path):
         page.goto(served.url + "/", wait_until="domcontentloaded")
         page.wait_for_selector("#dice-now .die")
         # the tracker's events say the card as the player knows it, not the hub's card id
-        page.wait_for_selector("#events-now li:has-text('lower 5 on player 1, card 1')")
+        page.wait_for_selector("#events-now li:has-text('lower 5 on Demo witch, card 1')")
         said = page.locator("#events-now").inner_text()
         assert re.search(r"card g\d+p\d+c\d+", said) is None, said
         # the card read now: its lines, crosses and the seven top boxes (· empty, ◯ circled)
         now = page.locator("#sigils-now").inner_text()
-        assert re.search(r"Player 1, card 1 \(A\): \d+ lines?, \d+ crossed, top( (\d◯?|·)){7}$",
+        assert re.search(r"Demo witch, card 1 \(A\): \d+ lines?, \d+ crossed, top( (\d◯?|·)){7}$",
                          now.strip()), now
         shot(page, "demo-live-real")
         assert page.errors == []
