@@ -709,8 +709,10 @@ def test_the_fix_pickers_offer_the_likely_readings_first(tmp_path, page, make_hu
         page.click(f"[data-fix='{event_id}']")
         values = page.locator(".picker button").evaluate_all("els => els.map(e => e.dataset.value)")
         current = page.locator(".picker button.current").get_attribute("data-value")
-        page.mouse.click(2, 2)   # a click elsewhere closes the picker
-        page.wait_for_selector(".picker", state="detached")
+        # a click elsewhere closes the picker, once its listener is on (it is added just after
+        # the click that opened it): click the page until it has closed
+        page.wait_for_function("""() => !document.querySelector('.picker')
+                                 || (document.body.click(), false)""")
         return values, current
 
     with serve(app) as served:
