@@ -43,7 +43,9 @@ end_turn                                          the player phase ends (unplaye
 cycle        [part], [locks: [id, ...]]           the machine phase, one part at a time, left
                                                   to right (gears cycle the neighbours too);
                                                   ``locks`` names the dice the player chooses
-                                                  for lock icons (default: the lowest free id)
+                                                  for lock icons, any die not locked or
+                                                  removed (default: the lowest id not on a
+                                                  shield)
 grow         [part]                               the row slides right and a part is drawn
                                                   (optionally the named one: the card turned
                                                   over at the table); the next turn begins
@@ -262,9 +264,9 @@ def _hurt_player(state: State, amount: int, log: list[str], who: str) -> None:
 
 
 def _lockable(state: State) -> list[dict[str, Any]]:
-    """The dice a lock icon may set aside now: any die not on a shield, else a shield's."""
-    free = [d for d in state["dice"] if d["at"] in ("hand", "spent", "ready")]
-    return free or [d for d in state["dice"] if d["at"] == "shield"]
+    """The dice a lock icon may set aside now: "choose one of your dice", so any die not
+    already locked or removed from play, a die on a shield included."""
+    return [d for d in state["dice"] if d["at"] not in ("locked", "removed")]
 
 
 def lockable(state: State) -> list[int]:
@@ -282,12 +284,12 @@ def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[
         if "_lock_probe" in state:   # lock_choices' dry run: the dice this lock chooses from
             state["_lock_probe"].append([d["id"] for d in free])
         chosen = state.get("_locks") or []
-        die = free[0]
-        while chosen:  # the player's choice (cycle event "locks"), if that die is still free
-            want = chosen.pop(0)
-            if any(d["id"] == want for d in free):
-                die = state["dice"][want]
-                break
+        if chosen:  # the player's choice (cycle event "locks"), checked by _cycle
+            die = state["dice"][chosen.pop(0)]
+            if die not in free:
+                raise IllegalAction("cycle", f"{die_name(die['id'])} cannot be locked now")
+        else:  # by default the lowest die not on a shield
+            die = next((d for d in free if d["at"] != "shield"), free[0])
         if remove_if is not None and _test(state, remove_if):
             die["at"] = "removed"
             log.append(f"{who} locks {die_name(die['id'])} and, {remove_if['stat']} being > "
@@ -635,9 +637,18 @@ def _cycle(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     locks = event.get("locks", [])
     if not isinstance(locks, list) or any(
             isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(state["dice"])
-            or state["dice"][x]["at"] in ("locked", "removed") for x in locks):
+            for x in locks):
         raise IllegalAction("cycle", f"field 'locks' must list dice that can be locked, "
                             f"got {locks!r}")
+    for k, x in enumerate(locks):
+        where = {"locked": "is locked already", "removed": "was removed from play"}.get(
+            state["dice"][x]["at"])
+        if where:
+            raise IllegalAction("cycle", f"field 'locks': {die_name(x)} {where}: a lock sets "
+                                f"aside one of the dice still in play")
+        if x in locks[:k]:
+            raise IllegalAction("cycle", f"field 'locks' names {die_name(x)} twice: each lock "
+                                f"sets aside another die")
     state["pending"] = pending[1:]
     state["_locks"] = list(locks)
     _advance(state, pending[0], cat, log)

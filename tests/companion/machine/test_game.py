@@ -16,6 +16,7 @@ from companion.machine.game import (
     die_name,
     legal_actions,
     lock_choices,
+    lockable,
     new_game,
     replay,
     view,
@@ -599,6 +600,37 @@ def test_the_player_chooses_the_locked_die(cat):
     assert [d["id"] for d in default["dice"] if d["at"] == "locked"] == [0]
     refused(state, {"type": "cycle", "locks": [17]}, cat, "dice that can be locked")
     refused(state, {"type": "cycle", "locks": "3"}, cat, "dice that can be locked")
+
+
+def test_the_player_may_lock_a_die_on_a_shield(cat):
+    """Card Effect Icons: "Lock — Choose one of your dice and set it aside. It does not get
+    rolled or placed on your next turn." A die on a shield is one of your dice: the die named
+    is the one locked (the shield keeps the strength it gained this turn)."""
+    state = apply(started(cat, row=["all"], faces=[6, 1, 1, 1, 1]), {"type": "shield", "die": 0},
+                  cat)
+    state = apply(state, {"type": "end_turn"}, cat)
+    assert lockable(state) == [0, 1, 2, 3, 4]
+    assert lock_choices(state, {"type": "cycle", "locks": [0]}, cat) == [[0, 1, 2, 3, 4]]
+    chosen = apply(state, {"type": "cycle", "locks": [0]}, cat)
+    assert [d["id"] for d in chosen["dice"] if d["at"] == "locked"] == [0]
+    assert "ALL locks die 1: it sits out the next turn" in chosen["log"]
+    assert chosen["shield"] == 6
+    # without a choice the lock takes the lowest die not on a shield
+    default = apply(state, {"type": "cycle"}, cat)
+    assert [d["id"] for d in default["dice"] if d["at"] == "locked"] == [1]
+
+
+def test_a_lock_refuses_a_die_it_cannot_take(cat):
+    """"Lock — Choose one of your dice and set it aside": a die already set aside (locked or
+    removed from play) cannot be chosen, nor one die for two locks; the event is refused with
+    the reason and nothing changes."""
+    state = apply(started(cat, row=["all"]), {"type": "end_turn"}, cat)
+    state["dice"][2]["at"] = "removed"
+    refused(state, {"type": "cycle", "locks": [2]}, cat, "die 3 was removed from play")
+    state["dice"][2]["at"] = "locked"
+    refused(state, {"type": "cycle", "locks": [2]}, cat, "die 3 is locked already")
+    refused(state, {"type": "cycle", "locks": [1, 1]}, cat, "die 2 twice")
+    assert 2 not in lockable(state)
 
 
 def test_lock_choices_see_a_lock_fired_through_a_gear(cat):
