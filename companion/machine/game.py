@@ -58,7 +58,7 @@ Phases: ``setup`` -> ``roll`` -> ``player`` (stages ``utilities`` -> ``shields``
 Dice positions (``die["at"]``): ``ready`` (to be rolled), ``hand`` (rolled, unallocated),
 ``shield``, ``spent``, ``locked`` (sits out the next turn), ``removed`` (out of the game).
 A die is never created or lost except by the rules: a destroyed part's die joins the pool
-(10 dice at most), a lock with its condition met removes one.
+(10 dice at most, 5 of them yellow), a lock with its condition met removes one.
 
 Examples
 --------
@@ -416,14 +416,18 @@ def _destroy(state: State, part_id: str, cat: Catalogue, log: list[str]) -> None
         del state["row"][i]
         state["destroyed"].append(pid)
         log.append(f"{part.name} is destroyed")
-        pool = sum(1 for d in state["dice"] if d["at"] != "removed")
-        if pool < cat.player.max_dice:
+        pool = [d for d in state["dice"] if d["at"] != "removed"]
+        yellow = sum(1 for d in pool if d["color"] == "yellow")
+        # "never more than 10 dice (5 black and 5 yellow)": the black dice are never more
+        # than at the start, so the yellow cap keeps the total too
+        if yellow < cat.player.max_dice - cat.player.black_dice:
             state["dice"].append({"id": len(state["dice"]), "color": "yellow", "value": None,
                                   "at": "spent", "rerolled": False})
             log.append(f"its die joins your pool as {die_name(len(state['dice']) - 1)} "
-                       f"({pool + 1} dice)")
+                       f"({len(pool) + 1} dice)")
         else:
-            log.append(f"your pool already holds {pool} dice: its die goes back in the tin")
+            log.append(f"your pool already holds {yellow} yellow dice ({len(pool)} dice in "
+                       f"all): its die goes back in the tin")
         if part.core:
             state["phase"] = "over"
             state["outcome"] = "won"

@@ -302,6 +302,22 @@ def test_the_pool_never_exceeds_ten_dice(cat):
     assert len(nine["dice"]) == 10
 
 
+def test_the_pool_never_holds_more_than_five_yellow_dice(cat):
+    """Destroying a Machine Part: "you can never have more than 10 dice (5 black and 5 yellow)
+    in your permanent pool." With a black die removed from play and 5 yellow dice held, a
+    destroyed part's die does not join as a 6th yellow die."""
+    state = started(cat, row=["f1", "eo", "sum"], faces=[1] * 10)
+    state["dice"][4]["at"] = "removed"
+    state = apply(state, {"type": "attack", "part": "f1", "dice": [0]}, cat)
+    assert "f1" in state["destroyed"] and len(state["dice"]) == 10
+    assert "5 yellow dice (9 dice in all): its die goes back in the tin" in " ".join(state["log"])
+    # a yellow die removed from play leaves room for a new one
+    state = started(cat, row=["f1", "eo", "sum"], faces=[1] * 10)
+    state["dice"][9]["at"] = "removed"
+    state = apply(state, {"type": "attack", "part": "f1", "dice": [0]}, cat)
+    assert len(state["dice"]) == 11 and state["dice"][10]["color"] == "yellow"
+
+
 def test_destroyed_effect_damages_all_parts_in_play(cat):
     state = started(cat, row=["sum", "eo", "dbl"], faces=[2, 3, 1, 1, 1], )
     state = apply(state, {"type": "attack", "part": "eo", "dice": [0]}, cat)
