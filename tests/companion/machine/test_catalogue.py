@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import doctest
 import json
+import re
 
 import pytest
 
@@ -41,6 +42,18 @@ def test_soul_harvester_deals_five_damage():
     damage = [e for s in harvester.track if isinstance(s, tuple) for e in s
               if e["icon"] == "damage"]
     assert [e["amount"] for e in damage] == [5]
+
+
+def test_fixed_damage_is_the_amount_the_card_text_gives():
+    """The effect texts are what the print-and-play sheet gives (issue 3): a part whose text
+    says "deal 3 dmg" deals 3 at the table, so the icons of its track deal 3 too (the
+    balance comes from the knobs the sheet leaves open: HP, conditions, tracks)."""
+    for part in load_catalogue().parts:
+        said = sorted(int(n) for n in re.findall(r"deal (\d+) (?:more )?dmg(?! to| for)",
+                                                 part.text))
+        fixed = sorted({e["amount"] for s in part.track if isinstance(s, tuple) for e in s
+                        if e["icon"] == "damage" and not e.get("plus")})
+        assert fixed == sorted(set(said)), f"{part.name}: {fixed} vs the text {part.text!r}"
 
 
 def test_every_condition_kind_appears():
