@@ -431,8 +431,10 @@ def _start(state: GameState, event: Mapping[str, Any]) -> GameState:
         raise IllegalMove(f"start: 'familiar' is only for one-for-all or solo games, not {mode}")
     if mode == "solo" and len(players) != 1:
         raise IllegalMove("start: a solo familiar game has one player")
-    if mode == "asymmetric" and len(players) < 2:
-        raise IllegalMove("start: asymmetric familiars need two or more players")
+    if mode in ("asymmetric", "one-for-all") and len(players) < 2:
+        # one player with a familiar is the rulebook's Solo: its cost comes off each sigil
+        raise IllegalMove(f"start: {mode} familiars need two or more players (one player "
+                          "plays a familiar in solo mode, which takes its cost off each sigil)")
     given = event.get("familiars")
     held: dict[str, str | None] = dict.fromkeys(players, fam)
     if given is not None:

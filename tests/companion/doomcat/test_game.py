@@ -590,6 +590,16 @@ def test_an_asymmetric_game_may_start_with_each_players_familiar_given():
     assert not any(c.spider for c in state.players[1].cards)
 
 
+@pytest.mark.parametrize("mode", ["one-for-all", "asymmetric"])
+def test_one_player_with_a_familiar_plays_solo_and_pays_its_cost(mode):
+    """The rulebook's Solo: "Randomly choose one Familiar card. Subtract the Familiar's cost
+    from each Sigil Card's score." A one-player one-for-all game took no cost: refused, and
+    solo mode (which takes it) named instead."""
+    with pytest.raises(BadInput, match="one player plays a familiar in solo mode"):
+        start(players=("ann",), mode=mode, fam="F05" if mode == "one-for-all" else None)
+    assert start(players=("ann",), mode="solo", fam="F05").phase == "playing"
+
+
 @pytest.mark.parametrize(("mode", "given", "reason"), [
     ("asymmetric", {"ann": "F05", "bo": "F05"}, "different familiar"),
     ("asymmetric", {"ann": "F05"}, "one familiar per player"),
