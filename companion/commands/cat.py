@@ -16,6 +16,7 @@ from companion.doomcat.catalogue import (
     game_goals,
     parse_goals,
     score_sigil,
+    write_limit,
 )
 from companion.doomcat.geometry import facts, violations
 from companion.doomcat.layouts import all_layouts, load_layout
@@ -52,7 +53,8 @@ def score_state(state: SigilState, goals: tuple[Goal, ...], familiar_id: str | N
     result = score_sigil(sigil, goals, fam)
     return {"layout": state.layout, "facts": facts(layout, state).to_json(),
             "goals": result["goals"], "familiar_cost": result["familiar_cost"],
-            "total": result["total"], "violations": violations(layout, state),
+            "total": result["total"],
+            "violations": violations(layout, state, write_limit(fam.id if fam else None)),
             "unknown": list(state.unknown)}
 
 

@@ -37,6 +37,12 @@ from vision.readings import TopBox
 
 GOALS_FILE = DATA_DIR / "goals.json"
 GOALS_PER_GAME = (2, 3)  # the rulebook: 2 Goal Cards for an easy game, otherwise 3
+
+
+def write_limit(familiar_id: str | None) -> int:
+    """How many times a number may be written on top of one card: twice ("Two of each"),
+    three times for the player holding the Rat (F09)."""
+    return 3 if familiar_id == "F09" else 2
 FAMILIARS_FILE = DATA_DIR / "familiars.json"
 
 SUGGESTED_SETS: dict[str, tuple[int, int, int]] = {
@@ -101,7 +107,9 @@ class Sigil:
 
     @cached_property
     def wilds(self) -> int:
-        return sum(1 for box in self.top if box is not None and box.circled)
+        """Circled (wild) numbers on top: a number counts once, also when the Rat (F09) has
+        written it a third time, circled like the second."""
+        return len({box.value for box in self.top if box is not None and box.circled})
 
     def length(self, line: tuple[int, int]) -> float:
         c = self.layout.candles

@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from companion.doomcat.catalogue import Sigil, familiar, parse_goals, score_sigil
+from companion.doomcat.catalogue import Sigil, familiar, parse_goals, score_sigil, write_limit
 from companion.doomcat.geometry import Drawing, board
 from companion.doomcat.layouts import Layout, load_layout
 from companion.errors import BadInput
@@ -322,7 +322,7 @@ def _matches(layout: Layout, line: Line, d1: int, d2: int, w1: bool, w2: bool) -
 
 
 def _write_limit(player: Player) -> int:
-    return 3 if player.familiar == "F09" else 2
+    return write_limit(player.familiar)
 
 
 def _matching(card: Card, d1: int, d2: int, w1: bool, w2: bool) -> frozenset[Line]:

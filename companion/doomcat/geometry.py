@@ -866,13 +866,14 @@ def line_problems(layout: Layout, lines: Iterable[Sequence[int]], crossed: Itera
     return problems
 
 
-def violations(layout: Layout, state: SigilState) -> list[str]:
+def violations(layout: Layout, state: SigilState, write_limit: int = 2) -> list[str]:
     """Rule breaches visible in a state (read from a photo or typed in), one message each.
 
     Lines are checked as if drawn in index order; breaches that depend on the order of play
     (a line to a candle crossed out later) cannot be told from a final state and are not
-    reported. Also checks the top boxes (no number more than twice, the second write circled)
-    and that crossed candles match the numbers written on top.
+    reported. Also checks the top boxes (no number more than ``write_limit`` times: twice, or
+    three times for the Rat's player; the second write and any after it circled) and that
+    crossed candles match the numbers written on top.
     """
     out: list[str] = []
     bd = board(layout)
@@ -896,9 +897,10 @@ def violations(layout: Layout, state: SigilState) -> list[str]:
         if box is None:
             continue
         counts[box.value] = counts.get(box.value, 0) + 1
-        if counts[box.value] > 2:
-            out.append(f"top {k}: {box.value} is written more than twice (Two of each)")
-        elif counts[box.value] == 2 and not box.circled:
+        if counts[box.value] > write_limit:
+            out.append(f"top {k}: {box.value} is written more than "
+                       f"{'twice' if write_limit == 2 else f'{write_limit} times'} (Two of each)")
+        elif counts[box.value] >= 2 and not box.circled:
             out.append(f"top {k}: the second {box.value} must be circled (Wild Numbers)")
         elif counts[box.value] == 1 and box.circled:
             out.append(f"top {k}: only the second {box.value} is circled (Wild Numbers)")

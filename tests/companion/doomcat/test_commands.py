@@ -54,6 +54,20 @@ def test_score_reports_violations(tmp_path, capsys):
         "violations"][0]
 
 
+def test_score_counts_a_number_the_rat_wrote_three_times_as_one_wild_number(tmp_path, capsys):
+    """Goal 18 Wild Hand scores each circled (wild) number once; the Rat's third write "stays
+    circled and wild", the same number, and is no violation for the Rat's player."""
+    top = [{"value": 3, "circled": False}, {"value": 3, "circled": True},
+           {"value": 3, "circled": True}, None, None, None, None]
+    path = _write(tmp_path, "rat.json", STATE | {"top": top, "crossed": []})
+    assert main(["score", path, "--goals", "18", "--familiar", "F09", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["goals"]["18"] == pts(18, 1)
+    assert not any(v.startswith("top") for v in result["violations"])
+    assert main(["score", path, "--goals", "18", "--json"]) == 0   # without the Rat
+    assert any("more than twice" in v for v in json.loads(capsys.readouterr().out)["violations"])
+
+
 def test_score_a_card_full_of_lines_with_every_goal(tmp_path, capsys):
     # all 66 lines of a card: the longest path and loop once walked every path (minutes)
     full = STATE | {"lines": [[a, b] for a in range(12) for b in range(a + 1, 12)], "crossed": []}

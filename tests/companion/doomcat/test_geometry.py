@@ -324,6 +324,18 @@ def test_violations_of_a_state(state, expected):
         assert any(expected in v for v in found), found
 
 
+def test_the_rat_s_third_write_is_no_violation_for_its_player_only():
+    """The Rat (F09): "You may write a number a third time on top of a card (it stays circled
+    and wild)"; for anyone else, Two of each."""
+    three = [TopBox(1), TopBox(1, True), TopBox(1, True), *[None] * 4]
+    state = SigilState.of("B", crossed=[0, 6], top=three)
+    assert not any("top" in v for v in violations(load_layout("B"), state, write_limit=3))
+    assert any("more than twice" in v for v in violations(load_layout("B"), state))
+    uncircled = SigilState.of("B", crossed=[0, 6], top=[*three[:2], TopBox(1), *[None] * 4])
+    assert any("must be circled" in v
+               for v in violations(load_layout("B"), uncircled, write_limit=3))
+
+
 def test_violation_line_through_candle_uses_design_notation():
     straight = dataclasses.replace(load_layout("B"), must_curve=())
     found = violations(straight, SigilState.of("B", lines=[(0, 10)], top=_top(1)))
