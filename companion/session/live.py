@@ -6,6 +6,12 @@ the current game and draws what was read over the frame for the MJPEG stream. Ev
 optional: a reader or a frame source that is not installed is reported in :meth:`status` and the
 loop runs without it.
 
+When the source stops sending frames (a camera unplugged, a stream that drops, a video at its
+end) the loop publishes a notice in the frame's place, once per change of the source's state:
+the last view dimmed with what happened written over it, no dice in view, the tracker's events
+kept; the pages are woken so that their source panel says it. The loop picks the frames up
+again when the source comes back.
+
 Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and points
 ``(x, y)`` in pixels of the frame, origin top-left.
 """
@@ -81,6 +87,53 @@ def encode_jpeg(frame: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
     return buf.tobytes()
 
 
+def notice_frame(base: np.ndarray | None, lines: list[str],
+                 size: tuple[int, int] = (960, 540)) -> np.ndarray:
+    """``base`` (the last view, BGR) dimmed with ``lines`` of text over it; without a base, the
+    placeholder frame of ``size``. Each line is shrunk to fit the frame's width."""
+    if base is None:
+        return placeholder_frame(lines, size)
+    img = (base.astype(np.float32) * 0.35).astype(np.uint8)
+    h, w = img.shape[:2]
+    y = h // 2 - 18 * len(lines)
+    for i, text in enumerate(lines):
+        scale = 1.0 if i == 0 else 0.6
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
+        if tw > w - 20:
+            scale *= (w - 20) / tw
+            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
+        cv2.putText(img, text, (max(10, (w - tw) // 2), y), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                    (150, 200, 255) if i == 0 else (220, 220, 220), 2, cv2.LINE_AA)
+        y += th + 22
+    return img
+
+
+def source_notice(status: dict[str, Any]) -> list[str]:
+    """What the camera view says about a source that sends no frames (its status JSON)."""
+    state, kind = status.get("state"), status.get("kind")
+    name, error = str(status.get("source") or ""), status.get("last_error")
+    what = {"webcam": "Camera", "stream": "Stream", "file": "Video",
+            "folder": "Image folder"}.get(str(kind), "Source")
+    if state == "ended":
+        lines = [f"{what} ended", name]
+    elif state == "failed":
+        lines = [f"{what} lost: gave up retrying", name]
+    elif state == "retrying":
+        lines = [f"{what} lost", name]
+    elif state == "connecting":
+        lines = [f"Connecting to {name}"]
+    else:
+        lines = [f"{what} {state}", name]
+    if error:
+        if name and str(error).startswith(name):
+            lines.remove(name)   # the error names the source already
+        lines.append(str(error))
+    if state == "retrying":
+        lines.append(f"retrying in {float(status.get('retry_in') or 0):.1f} s "
+                     f"(attempt {status.get('attempt')})")
+    return lines
+
+
 def draw_dice(frame: np.ndarray, dice: list[dict[str, Any]], scale: float = 1.0, *,
               greyed: bool = False) -> None:
     """Draw dice boxes and values (DESIGN.md dice records) on ``frame`` in place; ``greyed``
@@ -149,6 +202,7 @@ class LiveLoop:
         text = placeholder or ["No camera source", "start with --source to watch the table"]
         self._placeholder = encode_jpeg(placeholder_frame(text))
         self._frame.jpeg = self._placeholder
+        self._shown: np.ndarray | None = None   # the last view published (after resizing)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -169,11 +223,22 @@ class LiveLoop:
 
     def _run(self) -> None:
         seq = -1
+        said: tuple[Any, ...] | None = None   # the source's status last told as a notice
         assert self.source is not None
         while not self._stop.is_set():
             got = self.source.latest(seq, self.config.wait_s)
             if got is None:
+                try:
+                    status = dict(self.source.status())
+                except Exception as exc:
+                    status = {"state": "error", "last_error": str(exc)}
+                state = status.get("state")
+                key = (state, status.get("attempt"), status.get("last_error"))
+                if state != "live" and key != said and not self._stop.is_set():
+                    said = key
+                    self.notice(status)
                 continue
+            said = None
             seq, frame, t, captured = got
             try:
                 readings, overlay = self.process(frame, t)
@@ -192,6 +257,7 @@ class LiveLoop:
                                            round(h * self.config.max_width / w)),
                                  interpolation=cv2.INTER_AREA)
         jpeg = encode_jpeg(overlay, self.config.jpeg_quality)
+        self._shown = overlay
         with self._cond:
             self._frame = LiveFrame(seq=self._frame.seq + 1, jpeg=jpeg, captured_at=captured,
                                     published_at=time.time(), readings=readings)
@@ -201,6 +267,21 @@ class LiveLoop:
         if now - self._fps_t0 >= 1.0:
             self.fps = self.frames / (now - self._fps_t0)
             self.frames, self._fps_t0 = 0, now
+        self.bus.publish()
+
+    def notice(self, status: dict[str, Any]) -> None:
+        """Publish what the source's ``status`` says in the frame's place: the last view
+        dimmed with the notice over it, no dice in view, the tracker's events kept (readings
+        ``{"dice": [], "events": [...], "source_state": "retrying"}``)."""
+        image = notice_frame(self._shown, source_notice(status))
+        events = self.frame().readings.get("events", [])
+        jpeg = encode_jpeg(image, self.config.jpeg_quality)
+        with self._cond:
+            self._frame = LiveFrame(seq=self._frame.seq + 1, jpeg=jpeg, captured_at=time.time(),
+                                    published_at=time.time(),
+                                    readings={"dice": [], "events": list(events),
+                                              "source_state": status.get("state")})
+            self._cond.notify_all()
         self.bus.publish()
 
     # -- readers of the loop's output ----------------------------------------------------

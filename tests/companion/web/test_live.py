@@ -249,3 +249,71 @@ def test_the_costly_outline_recovery_runs_now_and_then_while_the_card_is_missing
     found["now"] = False
     processor(frame, 1.3)
     assert asked[-1] is True
+
+
+# ---------------------------------------------------------------- the source drops or ends
+WAIT = 20.0   # generous bound of every wait: the machine is shared
+
+
+def _clip(path, n: int = 4):
+    """A real MJPG video of ``n`` bright grey frames (``fake_dice`` sees dice in them)."""
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (480, 240))
+    assert writer.isOpened()
+    for _ in range(n):
+        writer.write(np.full((240, 480, 3), 200, np.uint8))
+    writer.release()
+    return path
+
+
+def _live_over(path, hub, **config):
+    from companion.session.camera import SourceAdapter
+    from companion.session.live import LiveLoop
+    from vision.sources import SourceConfig, open_source
+
+    source = open_source(str(path), SourceConfig(realtime=False, **config))
+    processor = Processor(hub, read_dice=fake_dice, read_sigil=None)
+    return LiveLoop(SourceAdapter(source), processor, hub.live_bus)
+
+
+def _told(live, bus, seen, state):
+    """Wait for the bus's publications (what wakes the pages) until one publishes the notice
+    that the source is in ``state``; fail when the pages are not woken any more."""
+    while True:
+        version = bus.wait(seen, WAIT)
+        assert version != seen, f"the pages were never told the source is {state}: " \
+                                f"{live.status()['source']}"
+        seen = version
+        if live.frame().readings.get("source_state") == state:
+            assert live.status()["source"]["state"] == state
+            return seen
+
+
+def test_the_pages_are_told_when_the_camera_drops_and_when_it_comes_back(tmp_path):
+    path = _clip(tmp_path / "table.avi")
+    hub = Hub(Store(tmp_path / "g.sqlite"), {"cat": CounterEngine("cat")})
+    live = _live_over(path, hub, loop=True, backoff_initial=0.05, backoff_max=0.2)
+    live.start()
+    try:
+        frame = live.wait_frame(0, WAIT)
+        while not frame.readings.get("dice"):
+            frame = live.wait_frame(frame.seq, WAIT)
+        seen = hub.live_bus.version
+        away = path.rename(tmp_path / "away.avi")   # the camera drops out
+        seen = _told(live, hub.live_bus, seen, "retrying")
+        shown = live.frame()
+        # the page says what is wrong and shows no dice as in view any more
+        assert "no such file" in live.status()["source"]["last_error"]
+        assert shown.readings["dice"] == [] and "events" in shown.readings
+        image = cv2.imdecode(np.frombuffer(shown.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        assert image.mean() < 150   # the last view, dimmed, with the notice over it
+        away.rename(path)   # and comes back
+        while True:
+            frame = live.wait_frame(shown.seq, WAIT)
+            assert frame.seq != shown.seq, "the camera was not picked up again"
+            shown = frame
+            if frame.readings.get("dice"):
+                break
+        assert live.status()["source"]["state"] == "live"
+    finally:
+        live.stop()
+
