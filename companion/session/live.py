@@ -10,7 +10,7 @@ When the source stops sending frames (a camera unplugged, a stream that drops, a
 end) the loop publishes a notice in the frame's place, once per change of the source's state:
 the last view dimmed with what happened written over it, no dice in view, the tracker's events
 kept; the pages are woken so that their source panel says it. The loop picks the frames up
-again when the source comes back.
+again when the source comes back, and ends once the source has ended or failed for good.
 
 Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and points
 ``(x, y)`` in pixels of the frame, origin top-left.
@@ -30,6 +30,7 @@ import numpy as np
 from companion.session.hub import Bus
 
 JPEG_QUALITY = 80
+FINAL_STATES = ("ended", "failed", "stopped")   # a source in these sends no frame any more
 
 
 class FrameSource(Protocol):
@@ -237,6 +238,8 @@ class LiveLoop:
                 if state != "live" and key != said and not self._stop.is_set():
                     said = key
                     self.notice(status)
+                if state in FINAL_STATES:
+                    return   # nothing more will come
                 continue
             said = None
             seq, frame, t, captured = got

@@ -317,3 +317,17 @@ def test_the_pages_are_told_when_the_camera_drops_and_when_it_comes_back(tmp_pat
     finally:
         live.stop()
 
+
+def test_the_pages_are_told_when_the_video_ends_and_the_loop_stops_there(tmp_path):
+    hub = Hub(Store(tmp_path / "g.sqlite"), {"cat": CounterEngine("cat")})
+    live = _live_over(_clip(tmp_path / "table.avi"), hub)
+    live.start()
+    try:
+        _told(live, hub.live_bus, -1, "ended")
+        # nothing more will come: the loop's thread ends instead of asking the source again
+        # and again (it spun a CPU at 100% after the end of a video)
+        live._thread.join(WAIT)
+        assert not live._thread.is_alive()
+        assert live.frame().readings["dice"] == []
+    finally:
+        live.stop()
