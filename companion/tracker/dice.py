@@ -37,6 +37,10 @@ changed since the last event:
 
 A die counts as rolled when it was seen moving before it settled, or appeared while other dice
 were rolling; a die that appears already still on a quiet table is taken as set down by hand.
+A die the tracker followed as it tumbled (showing other faces while it moved, with no hand in
+view) and that came to rest away from where it settled before is rolled too when it lands on
+its old face: a roll of the same values again is a new roll, a re-rolled die that shows its old
+face a re-roll. A die slid along the table on its face is only moved.
 Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
 triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
 in ``needs_player``. A die whose value the reader gave a mean confidence under ``check_below``
@@ -213,6 +217,8 @@ class _Track:
     keys: deque[tuple[_Key, float]] = field(default_factory=deque)
     missed: int = 0
     tumbled: bool = False  # seen moving (or born while others rolled) since it last settled
+    # seen moving on another face than its reported one, no hand in view, since it last settled
+    turned: bool = False
     last_key: _Key | None = None
     reported: SettledDie | None = None  # as it was in the last event
     reported_center: tuple[float, float] | None = None
@@ -387,6 +393,9 @@ class DiceTracker:
             tr.agreed = 0
             tr.keys.clear()
             tr.tumbled = True
+            if (not self._hand and tr.reported is not None
+                    and key != (tr.reported.value, tr.reported.state)):
+                tr.turned = True   # tumbling, not slid along on its face
         else:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append((key, det.confidence))
@@ -435,12 +444,15 @@ class DiceTracker:
             die = now[tr.id]
             if tr.reported is None:
                 (rolled if tr.tumbled else placed).append(tr)
-            elif (die.value, die.state) == (tr.reported.value, tr.reported.state):
-                kept.append(tr)
             else:
                 assert tr.reported_center is not None
                 near = _dist(tr.center, tr.reported_center) <= cfg.nudge_distance * tr.size
-                (nudged if near or not tr.tumbled else rolled).append(tr)
+                if (die.value, die.state) != (tr.reported.value, tr.reported.state):
+                    (nudged if near or not tr.tumbled else rolled).append(tr)
+                elif tr.turned and not near:
+                    rolled.append(tr)   # rolled again, onto the face it showed before
+                else:
+                    kept.append(tr)
         births = [tr.born for tr in rolled if tr.reported is None]
         if births:  # dice that appeared once the roll had begun belong to it
             rolled += [tr for tr in placed if tr.born >= min(births)]
@@ -547,3 +559,4 @@ class DiceTracker:
             tr.reported = self._as_settled(tr)
             tr.reported_center = tr.center
             tr.tumbled = False
+            tr.turned = False

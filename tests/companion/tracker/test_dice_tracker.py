@@ -246,6 +246,49 @@ def test_rolling_every_die_again_is_a_new_roll():
                                           "roll settled: 2 2 2 (triples: 2 2 2)"]
 
 
+def rolled_in_view(start, end, frames=6):
+    """Dice rolled across the table in view of the camera, the tracker following each one:
+    a fraction of the way a frame, showing other faces as they tumble, then ``end``."""
+    out = []
+    for k in range(1, frames):
+        out.append([die(d0.value % 6 + 1,
+                        d0.center[0] + (d1.center[0] - d0.center[0]) * k / frames,
+                        d0.center[1] + (d1.center[1] - d0.center[1]) * k / frames, d1.color)
+                    for d0, d1 in zip(start, end, strict=True)])
+    return out
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ((3, 5, 5), "roll settled: 3 5 5"),   # the same values again: a new roll all the same
+    ((3, 5, 2), "roll settled: 2 3 5"),   # two dice land on their old faces
+])
+def test_dice_rolled_again_in_view_are_a_new_roll_whatever_faces_they_land_on(values,
+                                                                             expected):
+    again = [die(v, 120 + 100 * i, 300) for i, v in enumerate(values)]
+    events, _ = run(still(THREE, 6) + rolled_in_view(THREE, again) + still(again, 8))
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", expected]
+    assert isinstance(events[1][1], RollSettled)
+
+
+def test_one_die_rerolled_in_view_onto_its_old_face_is_a_reroll():
+    # Doom Machine's re-roll slot: the die is thrown again and shows the same face
+    again = [THREE[0], THREE[1], die(5, 300, 260)]
+    frames = still(THREE, 6) + rolled_in_view(THREE, again) + still(again, 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5",
+                                          "re-roll settled: 5 (was 5); dice now 3 5 5"]
+    assert events[1][1].rerolled == (3,)
+
+
+def test_a_die_slid_along_the_table_on_its_face_is_no_roll():
+    # pushed aside by hand, in view, its face the same all the way: the table is updated
+    slid = [THREE[0], THREE[1], die(5, 300, 260)]
+    moving = [[THREE[0], THREE[1], die(5, 300, 90 + 170 * k / 6)] for k in range(1, 6)]
+    events, tracker = run(still(THREE, 6) + moving + still(slid, 8))
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5"]
+    assert [d.bbox[1] for d in tracker.dice()][2] == 260 - S / 2
+
+
 def test_black_and_yellow_dice_are_grouped_by_colour():
     dice = [die(6, 100, 100, "black"), die(2, 200, 100, "yellow"), die(3, 300, 100, "black")]
     events, _ = run(still(dice, 8))
