@@ -35,7 +35,9 @@ API for the rest of the program (the web app and the ``serve`` command)::
   dropped; for tests and offline evaluation).
 - **Files and folders** are played at their own frame rate (``SourceConfig.fps`` overrides it;
   folders default to 10 fps) and loop when ``SourceConfig(loop=True)`` (the bundled demo loops);
-  otherwise the source ends (state ``"ended"``) after the last frame.
+  otherwise the source ends (state ``"ended"``) after the last frame. A file that ends before
+  the frame count its header gives (cut off, or damaged at the end) plays what it holds and
+  says so in ``last_error``.
 - **Failures** (a camera unplugged, a stream that disconnects or refuses, a file that cannot be
   decoded any more) are retried with exponential backoff: ``backoff_initial * backoff_factor **
   (attempt - 1)`` seconds, at most ``backoff_max``; ``SourceConfig.max_retries`` failed attempts
@@ -262,6 +264,9 @@ class _CaptureReader(_Reader):
         self.index = 0
         fps = cap.get(cv2.CAP_PROP_FPS) if timestamps else 0.0
         self.fps = fps if 0 < fps < 1000 else None
+        # a file: the frame count its header gives (0: unknown), to tell a cut file's end
+        count = cap.get(cv2.CAP_PROP_FRAME_COUNT) if timestamps else 0.0
+        self.expected = int(count) if 0 < count < 1e9 else 0
 
     def read(self) -> tuple[np.ndarray, int] | None:
         ok, image = self.cap.read()
@@ -272,6 +277,16 @@ class _CaptureReader(_Reader):
 
     def close(self) -> None:
         self.cap.release()
+
+
+def _ends_early(name: str, decoded: int, expected: int) -> str | None:
+    """What to say of a video file whose pass decoded ``decoded`` frames of the ``expected``
+    its header gives, or None. Some containers only estimate their count (duration times
+    rate): a frame or two short, or 2%, is taken as the end."""
+    if expected <= 0 or decoded + max(2, expected // 50) >= expected:
+        return None
+    return (f"{name}: the video ends early: frame {decoded + 1} of the {expected} its header "
+            f"gives could not be decoded (truncated or damaged file)")
 
 
 class _FolderReader(_Reader):
@@ -498,11 +513,14 @@ class FrameSource:
                     break
                 if count > 0 and offline:
                     media_offset += count * (1.0 / fps)
+                    short = _ends_early(self.spec.name, count,
+                                        getattr(reader, "expected", 0))
+                    said = {"last_error": short} if short else {}
                     if not self.config.loop:
-                        self._set_status(state="ended", retry_in=None, fps=0.0)
+                        self._set_status(state="ended", retry_in=None, fps=0.0, **said)
                         break
                     loop += 1
-                    self._set_status(loops=loop)
+                    self._set_status(loops=loop, **said)
                     continue
                 if offline and self.spec.kind == "folder":
                     error = f"{self.spec.name}: no image in the folder could be read"

@@ -41,7 +41,7 @@ def _write_video(path: Path, fourcc: str, n: int = N, fps: float = 10.0) -> Path
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), fps, (W, H))
     assert writer.isOpened(), f"OpenCV cannot write {fourcc} here"
     for i in range(n):
-        writer.write(_frame(i))
+        writer.write(_frame(i % N))
     writer.release()
     return path
 
@@ -134,6 +134,29 @@ def test_video_file_delivers_every_frame_in_lockstep(tmp_path, suffix, fourcc):
     assert [f.t for f in frames] == pytest.approx([i / 10.0 for i in range(N)])
     assert (status.frames, status.dropped, status.kind) == (N, 0, "file")
     assert status.state == "ended" and status.to_json()["state"] == "ended"
+    assert status.last_error is None   # a whole file is not said to end early
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_a_truncated_video_plays_what_it_holds_and_says_it_ends_early(tmp_path, loop):
+    full = _write_video(tmp_path / "full.avi", "MJPG", n=40)
+    cut = tmp_path / "cut.avi"
+    cut.write_bytes(full.read_bytes()[:full.stat().st_size // 2])   # a copy cut off midway
+    with open_source(str(full), SourceConfig(realtime=False)) as src:
+        assert len(_drain(src, 50)) == 40
+        assert src.wait_for(lambda s: s.state == "ended", WAIT)
+        assert src.status.last_error is None
+    with open_source(str(cut), SourceConfig(realtime=False, loop=loop)) as src:
+        frames = _drain(src, 25 if loop else 50)
+        if not loop:
+            assert src.wait_for(lambda s: s.state == "ended", WAIT)
+        assert src.wait_for(lambda s: s.last_error is not None, WAIT)
+        status = src.status
+    decoded = max(f.index for f in frames) + 1
+    assert 5 < decoded < 40
+    assert status.last_error == (f"{cut}: the video ends early: frame {decoded + 1} of the 40 "
+                                 "its header gives could not be decoded (truncated or damaged "
+                                 "file)")
 
 
 def test_realtime_source_keeps_only_the_newest_frame(tmp_path):
