@@ -277,6 +277,7 @@ class LiveLoop:
         dimmed with the notice over it, no dice in view, the tracker's events kept (readings
         ``{"dice": [], "events": [...], "source_state": "retrying"}``)."""
         image = notice_frame(self._shown, source_notice(status))
+        self.fps, self.frames, self._fps_t0 = 0.0, 0, time.monotonic()   # no frames now
         events = self.frame().readings.get("events", [])
         jpeg = encode_jpeg(image, self.config.jpeg_quality)
         with self._cond:

@@ -295,8 +295,8 @@ def test_the_pages_are_told_when_the_camera_drops_and_when_it_comes_back(tmp_pat
     live.start()
     try:
         frame = live.wait_frame(0, WAIT)
-        while not frame.readings.get("dice"):
-            frame = live.wait_frame(frame.seq, WAIT)
+        while not frame.readings.get("dice") or not live.status()["fps"]:
+            frame = live.wait_frame(frame.seq, WAIT)   # the frame rate is measured each second
         seen = hub.live_bus.version
         away = path.rename(tmp_path / "away.avi")   # the camera drops out
         seen = _told(live, hub.live_bus, seen, "retrying")
@@ -304,6 +304,7 @@ def test_the_pages_are_told_when_the_camera_drops_and_when_it_comes_back(tmp_pat
         # the page says what is wrong and shows no dice as in view any more
         assert "no such file" in live.status()["source"]["last_error"]
         assert shown.readings["dice"] == [] and "events" in shown.readings
+        assert live.status()["fps"] == 0   # no frame rate is shown for a camera that is gone
         image = cv2.imdecode(np.frombuffer(shown.jpeg, np.uint8), cv2.IMREAD_COLOR)
         assert image.mean() < 150   # the last view, dimmed, with the notice over it
         away.rename(path)   # and comes back
