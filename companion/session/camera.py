@@ -13,6 +13,7 @@ Convention: frames are OpenCV BGR uint8 arrays; boxes ``[x0, y0, x1, y1]`` and p
 from __future__ import annotations
 
 import importlib
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from calibration.references import references
 from companion.errors import BadInput
 from companion.session.hub import CameraCard, Hub
 from companion.session.live import LiveLoop, draw_dice, draw_polygon
+from companion.store import StoreUnavailable
 from companion.tracker.dice import point_in_polygon
 
 RECT_PX_PER_MM = 4.0
@@ -39,6 +41,8 @@ FAMILIARS_BREAKING_COUNTS = frozenset({"F02", "F03", "F04", "F09"})
 # clutter and no card) runs on the first frame that misses it and then on every this many.
 RECOVER_EVERY = 10
 ROLL_AREA_COLOUR = (255, 255, 0)   # BGR: cyan
+# frame seconds between tries to store camera readings the games database could not take
+STORE_RETRY_S = 3.0
 
 
 def _try(module: str) -> tuple[Any, str]:
@@ -100,6 +104,10 @@ class Processor:
         self.director: Any = None                     # the demo director, when it plays
         self.rectified: dict[str, np.ndarray] = {}   # card id -> last rectified card image
         self.events: list[dict[str, Any]] = []       # the last tracker events (for the page)
+        # tracker events not yet taken by the games database (it was locked), oldest first,
+        # each with its entry in ``events``
+        self._pending: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self._retry_at = -math.inf   # frame time of the next try to feed them
         self._layouts: dict[str, Any] = {}
         self._lock = threading.Lock()
         # card id -> the card's last pose (card mm -> px): a card that has not moved is found
@@ -155,14 +163,45 @@ class Processor:
             draw_dice(overlay, dice)
         for event in events:
             doc = event.to_json()
-            self.events = [*self.events[-19:], {"text": doc.get("text", ""), "kind":
-                                                doc.get("kind"), "card": doc.get("card"),
-                                                "check": bool(doc.get("check"))}]
-            outcome = self.hub.feed_tracker(doc)
-            if outcome is not None and not outcome.ok:
-                self.events[-1]["refused"] = outcome.reason
+            entry = {"text": doc.get("text", ""), "kind": doc.get("kind"),
+                     "card": doc.get("card"), "check": bool(doc.get("check"))}
+            self.events = [*self.events[-19:], entry]
+            self._pending.append((doc, entry))
+        if t >= self._retry_at:
+            self._feed_pending(t)
         readings["events"] = list(self.events)
         return readings, overlay
+
+    def _feed_pending(self, t: float) -> None:
+        """Route the tracker's events to the game, in order. An event the games database
+        cannot take now (locked by another program) is kept and fed again with the first
+        frame ``STORE_RETRY_S`` seconds later (each try may wait for the lock's timeout,
+        which the camera view should not do on every frame): the roll is not lost, and the
+        page says it is waiting."""
+        while self._pending:
+            doc, entry = self._pending[0]
+            try:
+                outcome = self.hub.feed_tracker(doc)
+            except StoreUnavailable as exc:
+                self._mark(entry, f"not stored yet, kept until it can be: {exc}")
+                self._retry_at = t + STORE_RETRY_S
+                return
+            self._pending.pop(0)
+            self._mark(entry, outcome.reason if outcome is not None and not outcome.ok
+                       else None)
+
+    def _mark(self, entry: dict[str, Any], refused: str | None) -> None:
+        """Show an event's entry with ``refused`` (None: none). The entries already published
+        are never changed: a page's thread may be writing them out."""
+        marked = {k: v for k, v in entry.items() if k != "refused"}
+        if refused is not None:
+            marked["refused"] = refused
+        for i, e in enumerate(self.events):
+            if e is entry:
+                self.events[i] = marked
+        for i, (doc, e) in enumerate(self._pending):
+            if e is entry:
+                self._pending[i] = (doc, marked)
 
     def _read_card(self, image: np.ndarray, overlay: np.ndarray, card: CameraCard,
                    t: float, events: list[Any],

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from companion.errors import BadInput
 from companion.session.core import GameSession, Outcome, prepare, schema_error
 from companion.session.engine import GAME_KINDS, EngineAdapter, Refused, Unavailable, load_engine
-from companion.store import Damaged, Store
+from companion.store import Damaged, Store, StoreUnavailable
 
 _CARD_ID = re.compile(r"^g(\d+)p(\d+)c(\d+)$")
 IMPORTED = " (imported)"   # the mark on an imported game's title
@@ -304,6 +304,10 @@ class Hub:
         dice to check (read with little confidence, its ``check``) shows its text as the
         game's warning, so the player looks at those dice and corrects them if need be; so
         does a reading the rules refuse ("camera reading refused: ...").
+
+        Raises :class:`companion.store.StoreUnavailable` when the games database cannot be
+        written now (locked by another program): nothing is stored, the game is as it was,
+        and the caller may feed the same reading again later.
         """
         kind = self.active_kind()
         if kind is None:
@@ -327,6 +331,8 @@ class Hub:
                     return None
                 try:
                     outcome = session.submit(event)
+                except StoreUnavailable:
+                    raise   # not the rules' answer: the caller keeps the reading for later
                 except BadInput as exc:
                     return Outcome(False, str(exc))
             # nobody clicked: a reading the rules refused stays said until the next move, as

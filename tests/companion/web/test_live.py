@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from companion.session import Hub
-from companion.session.camera import Processor, rectify
+from companion.session.camera import STORE_RETRY_S, Processor, rectify
 from companion.session.hub import CameraCard
 from companion.session.testing import CounterEngine
 from companion.store import Store
@@ -332,3 +332,40 @@ def test_the_pages_are_told_when_the_video_ends_and_the_loop_stops_there(tmp_pat
         assert live.frame().readings["dice"] == []
     finally:
         live.stop()
+
+
+def test_a_roll_read_while_another_program_locks_the_database_is_stored_once_it_can_be(
+        tmp_path):
+    pytest.importorskip("companion.machine", reason="the Doom Machine engine is not on main")
+    import sqlite3
+
+    path = tmp_path / "g.sqlite"
+    store = Store(path)
+    store._db.execute("PRAGMA busy_timeout = 50")   # not the 10 s a page waits for a lock
+    hub = Hub(store)
+    session = hub.create_game("machine", "m", {"seed": 3})
+    processor = Processor(hub, read_dice=fake_dice, read_sigil=None)
+    frame = np.full((240, 480, 3), 200, np.uint8)
+    other = sqlite3.connect(path, isolation_level=None)   # a program holding a write lock
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        for i in range(8):
+            readings, _ = processor(frame, i / 10)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    roll = [e for e in readings["events"] if "roll settled" in e["text"]]
+    assert len(roll) == 1 and "database" in roll[0]["refused"]   # said, and kept
+    assert session.view()["state"]["phase"] == "roll"   # the game as it was
+    # the lock is gone: the roll is stored with the next try (not on every frame: each try
+    # may wait for the lock's timeout)
+    t = 0.8
+    while t < 0.7 + STORE_RETRY_S:
+        readings, _ = processor(frame, t)
+        t += 0.1
+    assert session.view()["state"]["phase"] == "player"
+    stored = session.view()["log"][-1]["event"]
+    assert stored["source"] == "camera" and sorted(stored["dice"].values()) == sorted(VALUES)
+    assert [e.get("refused") for e in readings["events"]] == [None]
+    processor(frame, t)
+    assert len(session.view()["log"]) == 1   # once
