@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
@@ -96,3 +97,27 @@ def test_eval_refuses_bad_labels_alike_for_dice_and_sigil(kind, labels, where, m
 
 def test_int_list():
     assert int_list("1, 2,3") == [1, 2, 3]
+
+
+def _leaves(parser, path=()):
+    """Every command that runs a handler, with its parser: (("cat", "simulate"), parser)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, child in subs[0].choices.items():
+        yield from _leaves(child, (*path, name))
+
+
+@pytest.mark.parametrize("path, parser", list(_leaves(build_parser())),
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_every_option_says_what_it_is_and_its_default(path, parser):
+    # a newcomer reads --help: each option explains itself, and one with a default names it
+    for action in parser._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        assert action.help, f"{' '.join(path)} {action.option_strings[0]}: no help text"
+        if action.default not in (None, False) and not action.required:
+            assert "default" in action.help, (
+                f"{' '.join(path)} {action.option_strings[0]}: default {action.default!r} "
+                f"not named in its help")
