@@ -97,10 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _leaf(sub, "serve", "companion.commands.serve:run",
               "the dashboard; with no --source, the bundled demo")
-    p.add_argument("--source", help="webcam index, video file, folder of images or stream URL")
+    p.add_argument("--source", help="webcam index, video file, folder of images, stream URL, or "
+                                    "none for no camera (default: the bundled demo)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8321, help="port (default 8321)")
-    p.add_argument("--db", help="SQLite file of the games (default: in the user's data folder)")
+    p.add_argument("--db", help="SQLite file of the games (default: $DOOMCOMPANION_HOME/"
+                                "games.sqlite, else ~/.local/share/doomcompanion/games.sqlite)")
 
     p = _leaf(sub, "dice", "companion.commands.dice:read", "read the dice in images")
     p.add_argument("images", nargs="+", metavar="IMAGE")
