@@ -97,10 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _leaf(sub, "serve", "companion.commands.serve:run",
               "the dashboard; with no --source, the bundled demo")
-    p.add_argument("--source", help="webcam index, video file, folder of images or stream URL")
+    p.add_argument("--source", help="webcam index, video file, folder of images, stream URL, or "
+                                    "none for no camera (default: the bundled demo)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8321, help="port (default 8321)")
-    p.add_argument("--db", help="SQLite file of the games (default: in the user's data folder)")
+    p.add_argument("--db", help="SQLite file of the games (default: $DOOMCOMPANION_HOME/"
+                                "games.sqlite, else ~/.local/share/doomcompanion/games.sqlite)")
 
     p = _leaf(sub, "dice", "companion.commands.dice:read", "read the dice in images")
     p.add_argument("images", nargs="+", metavar="IMAGE")
@@ -125,19 +127,22 @@ def build_parser() -> argparse.ArgumentParser:
     cat = sub.add_parser("cat", help="Doom Cat tools").add_subparsers(
         dest="cat_command", metavar="COMMAND", required=True)
     p = _leaf(cat, "simulate", "companion.commands.cat:simulate", "Doom Cat solo games")
-    p.add_argument("--games", type=positive_int, default=500)
-    p.add_argument("--goals", type=int_list, required=True)
-    p.add_argument("--policy", default="greedy", help="greedy or random")
+    p.add_argument("--games", type=positive_int, default=500,
+                   help="number of games (default 500)")
+    p.add_argument("--goals", type=int_list, required=True,
+                   help="the game's 2 or 3 goal numbers, e.g. 1,2,3")
+    p.add_argument("--policy", default="greedy", help="greedy or random (default greedy)")
     p.add_argument("--familiar", help="familiar in play, e.g. F03")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     _json_flag(p)
 
     machine = sub.add_parser("machine", help="Doom Machine tools").add_subparsers(
         dest="machine_command", metavar="COMMAND", required=True)
     p = _leaf(machine, "simulate", "companion.commands.machine:simulate", "Doom Machine games")
-    p.add_argument("--games", type=positive_int, default=500)
-    p.add_argument("--policy", default="greedy", help="greedy or random")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--games", type=positive_int, default=500,
+                   help="number of games (default 500)")
+    p.add_argument("--policy", default="greedy", help="greedy or random (default greedy)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--hard", action="store_true",
                    help="hard mode: all 16 parts, player card side B")
     _json_flag(p)
@@ -162,8 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
         p = _leaf(render, kind, handler,
                   f"write synthetic labelled {kind} photos and a labels.json")
         p.add_argument("out", metavar="OUT")
-        p.add_argument("--count", type=positive_int, default=100)
-        p.add_argument("--seed", type=non_negative_int, default=0)
+        p.add_argument("--count", type=positive_int, default=100,
+                       help="number of photos (default 100)")
+        p.add_argument("--seed", type=non_negative_int, default=0,
+                       help="random seed, 0 or more; photo i depends only on (seed, i) "
+                            "(default 0)")
         if kind == "sigil":
             p.add_argument("--mid-turn-share", type=share, default=0.0, metavar="F",
                            help="share of cards caught in the middle of a turn (number written, "
@@ -179,13 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
         .add_subparsers(dest="cards_command", metavar="COMMAND", required=True)
     p = _leaf(cards, "print", "companion.commands.cards:print_card",
               "printable companion card (PDF or PNG)")
-    p.add_argument("--layout", required=True)
-    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--layout", required=True,
+                   help="sigil letter A-D, a registered card name or a layout .json file")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="the file to write: .pdf (the card on A4) or .png (300 dpi)")
     p = _leaf(cards, "register", "companion.commands.cards:register",
               "register a printed card design from a photo of a blank card")
     p.add_argument("photo", metavar="PHOTO")
-    p.add_argument("--layout", required=True, metavar="LAYOUT.json")
-    p.add_argument("--name", required=True)
+    p.add_argument("--layout", required=True, metavar="LAYOUT.json",
+                   help="the card's layout file (candles, stars, dividers, boxes in mm)")
+    p.add_argument("--name", required=True,
+                   help="name to register the card under (not A-D); then sigil --layout NAME")
     return parser
 
 

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import argparse
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +99,60 @@ def test_eval_refuses_bad_labels_alike_for_dice_and_sigil(kind, labels, where, m
 
 def test_int_list():
     assert int_list("1, 2,3") == [1, 2, 3]
+
+
+def _leaves(parser, path=()):
+    """Every command that runs a handler, with its parser: (("cat", "simulate"), parser)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, child in subs[0].choices.items():
+        yield from _leaves(child, (*path, name))
+
+
+@pytest.mark.parametrize("path, parser", list(_leaves(build_parser())),
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_every_option_says_what_it_is_and_its_default(path, parser):
+    # a newcomer reads --help: each option explains itself, and one with a default names it
+    for action in parser._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        assert action.help, f"{' '.join(path)} {action.option_strings[0]}: no help text"
+        if action.default not in (None, False) and not action.required:
+            assert "default" in action.help, (
+                f"{' '.join(path)} {action.option_strings[0]}: default {action.default!r} "
+                f"not named in its help")
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_PLACEHOLDER = {"IMAGE...": "a.jpg", "IMAGE": "a.jpg", "STATE.json...": "s.json", "DIR": "d",
+                "OUT": "o", "PHOTO": "p.jpg", "LAYOUT.json": "l.json", "FILE": "f.pdf",
+                "SRC": "0", "H": "127.0.0.1", "P": "greedy", "N": "3", "S": "1", "L": "A",
+                "NAME": "mine", "1,2,3": "1,2,3", "F03": "F03"}
+
+
+def _readme_commands() -> list[list[str]]:
+    text = README.read_text()
+    section = text.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    out = []
+    for row in rows:
+        for command in re.findall(r"`([^`]+)`", row.split("|")[1]):
+            words = command.replace("[", "").replace("]", "").split()
+            argv = [_PLACEHOLDER.get(w, w) for w in words]
+            if argv[0] == "serve":   # --port P is a number, not a policy
+                argv = ["8321" if a == "greedy" else a for a in argv]
+            out.append(argv)
+    return out
+
+
+def test_the_readme_command_table_is_the_command_line():
+    commands = _readme_commands()
+    for argv in commands:
+        args = build_parser().parse_args(argv)   # every option shown exists
+        assert ":" in args.handler, argv
+    shown = {tuple(a for a in argv[:2] if not a.startswith("-") and a.islower()
+                   and a.isalpha()) for argv in commands}
+    for path, _ in _leaves(build_parser()):
+        assert path in shown or path[:1] in shown, f"{' '.join(path)} missing from README.md"

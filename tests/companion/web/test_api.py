@@ -187,6 +187,27 @@ def test_export_then_import(client):
         == copy["game"]["title"]
 
 
+def test_an_imported_demo_game_is_listed(tmp_path):
+    # History hides the demo's past loops, not a game the player imported from one
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none", live=False))
+    client = app.test_client()
+    setup = {"players": [{"name": "Ann"}], "cards": ["A", "B"], "goals": [1, 2, 3]}
+    try:
+        demo = client.post("/api/games", json={"kind": "cat", "title": "Demo: Doom Cat",
+                                               "setup": {**setup, "demo": True}})
+        assert demo.status_code == 201, demo.json
+        demo_id = demo.json["game"]["id"]
+        doc = client.get(f"/api/games/{demo_id}/export").json
+        own = client.post("/api/games", json={"kind": "cat", "setup": setup})
+        assert own.status_code == 201   # the demo game is no longer the current one
+        imported = client.post("/api/games/import", json=doc).json["id"]
+        listed = [g["id"] for g in client.get("/api/games").json["games"]]
+        assert imported in listed
+        assert demo_id not in listed
+    finally:
+        app.extensions["doom"].close()
+
+
 def test_campaigns(client):
     res = client.post("/api/campaigns", json={"title": "Winter", "goals": list(range(1, 10)),
                                               "players": ["Ann"]})
