@@ -169,12 +169,15 @@ class Hub:
         """Store an exported game (checked against the export schema by the caller) as a new
         game, checked as creating it and playing its events would be: refused (BadInput,
         nothing stored) when it would not open or replay. Its title is marked " (imported)"
-        (once: a copy of a copy is not marked twice), its start time is the original's."""
+        (once: a copy of a copy is not marked twice), its start time is the original's. It is
+        the player's game: an export of the demo's game loses the demo's mark, so History
+        lists it and the demo's director never takes it over."""
         engine = self.engine(doc["game"]["kind"])
         try:
             setup = prepare(engine, doc["game"]["setup"])[0]
         except Refused as exc:
             raise BadInput(f"import: {exc.reason}") from None
+        setup = {k: v for k, v in setup.items() if k != "demo"}
         for i, op in enumerate(doc["ops"]):
             problem = op.get("event") is not None and schema_error(
                 op["event"], engine.event_schema(), f"import: ops[{i}].event")

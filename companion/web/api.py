@@ -16,14 +16,7 @@ from companion.datafiles import parse_json
 from companion.errors import BadInput
 from companion.session.campaigns import choose_familiar, standings
 from companion.session.core import GameSession, schema_error
-from companion.session.hub import (
-    _CARD_ID,
-    IMPORTED,
-    EngineUnavailable,
-    Hub,
-    NoSuchGame,
-    wait_any,
-)
+from companion.session.hub import _CARD_ID, EngineUnavailable, Hub, NoSuchGame, wait_any
 from companion.store import EXPORT_FORMAT, Damaged, Store, StoreUnavailable
 from companion.web import schemas
 
@@ -66,9 +59,8 @@ def game_list(hub: Hub) -> list[dict[str, Any]]:
     current = {k: hub.store.get_meta(f"current.{k}") for k in ("cat", "machine")}
     out = []
     for g in hub.store.games():
-        if (g.setup.get("demo") and current.get(g.kind) != str(g.id)
-                and not g.title.endswith(IMPORTED)):
-            continue   # the demo's past loops (a game imported from one is the player's)
+        if g.setup.get("demo") and current.get(g.kind) != str(g.id):
+            continue   # the demo's past loops
         try:
             events = len(hub.store.log(g.id).active)
         except Damaged as exc:   # listed, marked, the others unharmed

@@ -204,6 +204,8 @@ def test_an_imported_demo_game_is_listed(tmp_path):
         listed = [g["id"] for g in client.get("/api/games").json["games"]]
         assert imported in listed
         assert demo_id not in listed
+        # the copy is the player's: not the demo's, so the demo's director leaves it alone
+        assert "demo" not in client.get(f"/api/games/{imported}/export").json["game"]["setup"]
     finally:
         app.extensions["doom"].close()
 
