@@ -44,14 +44,15 @@ Events (JSON-able dicts, ``type`` first)
 
 Rules (rulebook sentences, each with allowed and refused cases in the tests)
 ----------------------------------------------------------------------------
-14 turns, 7 per card, 2 cards per player; every player uses the same roll; the written number
-matches a die or any number for a wild die; no number more than twice per card; the second
-write circles it and makes it wild on that card from that turn on; triples are wild for
-everyone; "unstuck": when a player can draw no line with any pair of dice, all dice are wild for
-them this turn; the line joins candles matching the other two dice; one line per candle pair;
-crossed candles cannot be used; a candle is crossed once and matches the written number;
-lines never pass through candles (unless "must curve"), intersections, or cross lines sharing a
-candle. Solo: >= 70 VP on each sigil wins. Ties: roll 2 dice, tied players draw one more line.
+2 goals (an easy game) or 3 (``catalogue.GOALS_PER_GAME``); 14 turns, 7 per card, 2 cards per
+player; every player uses the same roll; the written number matches a die or any number for a
+wild die; no number more than twice per card; the second write circles it and makes it wild on
+that card from that turn on; triples are wild for everyone; "unstuck": when a player can draw
+no line with any pair of dice, all dice are wild for them this turn; the line joins candles
+matching the other two dice; one line per candle pair; crossed candles cannot be used; a candle
+is crossed once and matches the written number; lines never pass through candles (unless "must
+curve"), intersections, or cross lines sharing a candle. Solo: >= 70 VP on each sigil wins.
+Ties: roll 2 dice, tied players draw one more line.
 Familiars (our catalogue, ``familiars.json``): each power is implemented here. Familiar modes:
 one for all (no cost), asymmetric picks (highest sum picks first, then clockwise;
 cost subtracted from each sigil), solo (cost subtracted from each sigil).
@@ -69,7 +70,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from companion.doomcat.catalogue import Sigil, familiar, parse_goals, score_sigil, write_limit
+from companion.doomcat.catalogue import (
+    Sigil,
+    familiar,
+    game_goals,
+    parse_goals,
+    score_sigil,
+    write_limit,
+)
 from companion.doomcat.geometry import Drawing, board
 from companion.doomcat.layouts import Layout, load_layout
 from companion.errors import BadInput
@@ -415,10 +423,9 @@ def _start(state: GameState, event: Mapping[str, Any]) -> GameState:
                           "lists exactly two layouts (the same two or the same combo)")
     layouts = tuple(load_layout(str(name)) for name in cards)
     goal_numbers = event.get("goals")
-    if not isinstance(goal_numbers, list) or not 1 <= len(goal_numbers) <= 9:
-        raise IllegalMove("start: 'goals' lists the goal numbers in play (2 for an easy game, "
-                          "3 otherwise)")
-    goals = parse_goals(goal_numbers)
+    if not isinstance(goal_numbers, list):
+        raise IllegalMove(f"start: 'goals' is a list of goal numbers, got {goal_numbers!r}")
+    goals = game_goals(goal_numbers)  # 2 (an easy game) or 3, each once, each existing
     mode = event.get("familiar_mode", "none")
     if mode not in FAMILIAR_MODES:
         raise IllegalMove(f"start: familiar_mode must be one of {', '.join(FAMILIAR_MODES)}")

@@ -296,13 +296,16 @@ def test_fourteen_turns_seven_per_card():
 
 
 @pytest.mark.parametrize(("event", "match"), [
-    ({"type": "start", "players": ["a"], "cards": ["A"], "goals": [1]}, "exactly two"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B", "C"], "goals": [1]}, "exactly two"),
-    ({"type": "start", "players": [], "cards": ["A", "B"], "goals": [1]}, "one or more"),
-    ({"type": "start", "players": ["a", "a"], "cards": ["A", "B"], "goals": [1]}, "twice"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "Q"], "goals": [1]}, "unknown layout"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [28]}, "does not exist"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1],
+    ({"type": "start", "players": ["a"], "cards": ["A"], "goals": [1, 2]}, "exactly two"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B", "C"], "goals": [1, 2]},
+     "exactly two"),
+    ({"type": "start", "players": [], "cards": ["A", "B"], "goals": [1, 2]}, "one or more"),
+    ({"type": "start", "players": ["a", "a"], "cards": ["A", "B"], "goals": [1, 2]}, "twice"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "Q"], "goals": [1, 2]},
+     "unknown layout"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1, 28]},
+     "does not exist"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1, 2],
       "familiar_mode": "solo", "familiar": "F10"}, "F01-F09"),
     ({"type": "dance"}, "unknown event type"),
     ("roll", "JSON object"),
@@ -358,7 +361,7 @@ def test_solo_win_in_the_scores():
 
 
 def _tied_game():
-    s = start(players=("ann", "bob"), goals=(3,))
+    s = start(players=("ann", "bob"), goals=(2, 3))
     rng = random.Random(5)
     while s.phase == "playing":
         s = rolled(s, *roll(rng))
@@ -556,14 +559,34 @@ def test_shareable_a_candle_may_be_used_by_many_lines():
     assert s.player("ann").cards[0].drawing.degree(4) == 2
 
 
-@pytest.mark.parametrize(("goals", "ok"), [([1, 2], True), ([1, 2, 3], True), ([], False)])
-def test_an_easy_game_uses_two_goals(goals, ok):
+# Setup: "For an easy game, use 2 Goal Cards (such as #01 and #02)." / "Otherwise use 3 Goal
+# Cards (suggested Goals sets on the back page)."
+@pytest.mark.parametrize("goals", [[1, 2], [1, 2, 3], [19, 22, 25]])
+def test_a_game_uses_2_goal_cards_easy_or_otherwise_3(goals):
     event = {"type": "start", "players": ["a"], "cards": ["A", "A"], "goals": goals}
-    if ok:
-        assert apply(GameState(), event).goals == tuple(goals)
-    else:
-        with pytest.raises(IllegalMove, match="goal numbers"):
-            apply(GameState(), event)
+    assert apply(GameState(), event).goals == tuple(goals)
+
+
+@pytest.mark.parametrize(("goals", "match"), [
+    ([], r"played with 2 goals \(an easy game\) or 3, got 0$"),
+    ([1], r"played with 2 goals \(an easy game\) or 3, got 1: 1$"),
+    ([1, 2, 3, 4], r"or 3, got 4: 1,2,3,4$"),
+    (list(range(1, 10)), r"or 3, got 9: 1,2,3,4,5,6,7,8,9$"),   # a campaign's grid is no game
+    ("1,2", r"'goals' is a list of goal numbers, got '1,2'"),
+    (None, r"'goals' is a list of goal numbers, got None"),
+    ([1, 1], "listed twice"),
+    ([1, 28], "goal 28 does not exist"),
+])
+def test_a_game_with_another_number_of_goals_is_refused(goals, match):
+    event = {"type": "start", "players": ["a"], "cards": ["A", "A"], "goals": goals}
+    with pytest.raises(IllegalMove, match=match):
+        apply(GameState(), event)
+
+
+@pytest.mark.parametrize("goals", [(1,), (1, 2, 3, 4)])
+def test_a_game_config_with_another_number_of_goals_is_refused(goals):
+    with pytest.raises(IllegalMove, match="2 goals"):
+        new_game(GameConfig(("a",), ("A", "A"), goals))
 
 
 def test_tiebreak_options_are_legal_and_break_or_keep_the_tie():
