@@ -134,6 +134,59 @@ def test_triples_are_wild_for_everyone():
     refused(t, move(die=0, write=1, line=[3, 4], cross=0), "the roll is 4 4 5")
 
 
+# Rolling Triples: "If three matching numbers are rolled, they are considered wild for all
+# players." Triples are decided by the numbers rolled: the shared roll, or the Bat's re-roll
+# ("re-roll all three dice for yourself only"), never by the Black Cat's turned die ("turn one
+# die to any number": turned, not rolled).
+
+def test_black_cat_turning_a_pair_into_three_of_a_kind_rolls_no_triples():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 5)
+    cat = {"familiar": "F01", "die": 2, "to": 4}          # your dice: 4 4 4, not rolled so
+    refused(s, move(die=0, write=1, line=[1, 2], cross=0, power=cat),
+            r"you wrote 1 but your dice are 4 4 4 .*only three matching numbers rolled")
+    refused(s, move(die=0, write=4, line=[0, 1], cross=3, power=cat),
+            "the other two dice show 4 and 4")
+    after = apply(s, move(die=0, write=4, line=[3, 9], cross=3, power=cat))   # 4-4 line
+    assert after.player("ann").cards[0].lines == ((3, 9),)
+
+
+def test_rolled_triples_stay_wild_when_the_black_cat_turns_one_of_them():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 4)
+    cat = {"familiar": "F01", "die": 0, "to": 6}          # your dice: 6 4 4, rolled 4 4 4
+    after = apply(s, move(die=1, write=1, line=[1, 2], cross=0, power=cat))
+    assert after.player("ann").cards[0].top[0].value == 1
+
+
+def test_the_bats_reroll_is_a_roll_its_triples_are_wild_for_its_player():
+    s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 1, 2, 3)
+    bat = {"familiar": "F06", "dice": [5, 5, 5]}
+    s = apply(s, move("ann", die=0, write=1, line=[1, 2], cross=0, power=bat))
+    assert s.player("ann").cards[0].top[0].value == 1
+    refused(s, move("bob", die=0, write=6, line=[0, 1], cross=5), "the roll is 1 2 3")
+
+
+def test_rerolling_rolled_triples_away_with_the_bat_leaves_no_wild_dice():
+    s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 4, 4, 4)
+    bat = {"familiar": "F06", "dice": [1, 2, 3]}
+    refused(s, move("ann", die=0, write=5, line=[1, 2], cross=4, power=bat),
+            "you wrote 5 but your dice are 1 2 3")
+    s = apply(s, move("bob", die=0, write=5, line=[0, 1], cross=4))     # bob's 4 4 4: wild
+    assert s.player("bob").cards[0].lines == ((0, 1),)
+
+
+def test_legal_options_with_a_black_cat_turn_offer_no_triples_wilds():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 5)
+    cat = {"familiar": "F01", "die": 2, "to": 4}
+    options = legal_options(s, "ann", cat)
+    assert options and {m["write"] for m in options} == {4}
+    assert all(s.player("ann").cards[m["card"]].layout.candles[c].number == 4
+               for m in options for c in m["line"])
+    for m in options[:5]:
+        apply(s, m | {"power": cat})
+    assert {m["write"] for m in legal_options(rolled(start(), 4, 4, 4), "ann")} == set(
+        range(1, 7))                                       # rolled triples: any number
+
+
 def _stuck_state():
     """Every candle showing 1 or 2 is crossed out on both cards; other dice are fine."""
     s = rolled(start(), 1, 2, 1)
