@@ -3,9 +3,11 @@
 Rulebook: choose 9 Goal Cards (or 9 random ones) set in a 3x3 grid; play 6 games, each with a
 different row or column of 3 goals; keep score after each game; the highest sum after 6 games
 wins (solo: a total higher than 840). With familiars, each player's familiar cost is
-subtracted from each of their sigils after each game, and between games, in lowest to highest
-total order, each player keeps their familiar or takes a different one that is unused or held
-by a player with a higher total (who then chooses again when their turn comes).
+subtracted from each of their sigils after each game, and between games of a campaign of two or
+more players, in lowest to highest total order, each player keeps their familiar or takes a
+different one that is unused or held by a player with a higher total (who then chooses again
+when their turn comes). The solo campaign with familiars keeps its familiar for all 6 games:
+its rule has no change ("Try to win a campaign with each Familiar").
 
 Python API
 ----------
@@ -20,7 +22,8 @@ Events
   "familiars": {"ann": "F03"} | null}``
 - ``{"type": "game", "line": "row 1", "sigils": {"ann": [71, 64]}}``: the goal points of
   each player's two sigils in that game (before familiar costs; the campaign subtracts them).
-- ``{"type": "familiar_choice", "player": "ann", "familiar": "F05"}`` between games.
+- ``{"type": "familiar_choice", "player": "ann", "familiar": "F05"}`` between games (two or
+  more players; refused in a solo campaign).
 """
 
 from __future__ import annotations
@@ -148,14 +151,23 @@ def _game(state: CampaignState, event: Mapping[str, Any]) -> CampaignState:
     new = dataclasses.replace(state, totals=tuple(totals.items()), played=played)
     if len(played) == GAMES:
         return dataclasses.replace(new, phase="over")
-    if state.with_familiars:
+    if state.with_familiars and len(state.players) > 1:   # solo: no change (see _choice)
         order = tuple(sorted(state.players,
                              key=lambda p: (totals[p], state.players.index(p))))
         return dataclasses.replace(new, phase="choosing", choose_order=order)
     return new
 
 
+SOLO_FAMILIAR_RULE = ("Solo Campaign with Familiars: \"Subtract the Familiar's cost from each "
+                      "Sigil Card's score after each game. Try to win a campaign with each "
+                      "Familiar.\"")
+
+
 def _choice(state: CampaignState, event: Mapping[str, Any]) -> CampaignState:
+    if len(state.players) == 1:
+        raise IllegalMove(f"familiar_choice: a solo campaign keeps its familiar for all "
+                          f"{GAMES} games ({SOLO_FAMILIAR_RULE}); keeping or changing familiars "
+                          "between games is the multiplayer campaign's rule")
     if state.phase != "choosing":
         raise IllegalMove("familiar_choice: familiars change only between games of a "
                           "campaign with familiars")

@@ -412,11 +412,17 @@ def parse_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
 
 
 def game_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
-    """The goals of a game: :func:`parse_goals`, and 2 or 3 of them (``GOALS_PER_GAME``)."""
-    chosen = parse_goals(numbers)
+    """The goals of a game: :func:`parse_goals`, and 2 or 3 of them (``GOALS_PER_GAME``).
+
+    The rulebook's Setup: "For an easy game, use 2 Goal Cards" / "Otherwise use 3 Goal Cards".
+    The command line, the web form and the game engine all ask this one function.
+    """
+    chosen = parse_goals(numbers) if numbers else ()
     if len(chosen) not in GOALS_PER_GAME:
-        raise BadInput(f"goals: a game is played with 2 goals (an easy game) or 3, "
-                       f"got {len(chosen)}: {','.join(str(g.number) for g in chosen)}")
+        easy, full = GOALS_PER_GAME
+        listed = ",".join(str(g.number) for g in chosen)
+        raise BadInput(f"goals: a game is played with {easy} goals (an easy game) or {full}, "
+                       f"got {len(chosen)}" + (f": {listed}" if listed else ""))
     return chosen
 
 

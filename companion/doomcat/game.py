@@ -8,8 +8,10 @@ Python API (the dashboard and the simulator drive the game through these only)
   (a :class:`~companion.errors.BadInput`) whose message quotes the rule broken. States are
   immutable, so a refused event leaves the caller's state unchanged.
 - :func:`replay` ``(events) -> GameState``: the fold; ``replay([])`` is the empty state.
-- :func:`legal_options` ``(state, player) -> list[dict]``: every legal ``move`` event for a
-  player this turn (familiar powers are not expanded: add a ``power`` to a move yourself).
+- :func:`legal_options` ``(state, player, power=None) -> list[dict]``: every legal ``move``
+  event for a player this turn, with the dice a Black Cat's or Bat's ``power`` leaves (add the
+  ``power`` to a move yourself). :func:`effective_dice` and :func:`rolled_dice` ``(state,
+  power)``: the dice a player uses, and the numbers they rolled (which decide triples).
 - :func:`check_power` ``(state, player, power)``: raises when the player may not use that
   one-off familiar power now (not theirs, not one-off, used).
 - :func:`tiebreak_options` ``(state, player) -> list[dict]``: the legal ``tiebreak_line``
@@ -44,14 +46,16 @@ Events (JSON-able dicts, ``type`` first)
 
 Rules (rulebook sentences, each with allowed and refused cases in the tests)
 ----------------------------------------------------------------------------
-14 turns, 7 per card, 2 cards per player; every player uses the same roll; the written number
-matches a die or any number for a wild die; no number more than twice per card; the second
-write circles it and makes it wild on that card from that turn on; triples are wild for
-everyone; "unstuck": when a player can draw no line with any pair of dice, all dice are wild for
-them this turn; the line joins candles matching the other two dice; one line per candle pair;
-crossed candles cannot be used; a candle is crossed once and matches the written number;
-lines never pass through candles (unless "must curve"), intersections, or cross lines sharing a
-candle. Solo: >= 70 VP on each sigil wins. Ties: roll 2 dice, tied players draw one more line.
+2 goals (an easy game) or 3 (``catalogue.GOALS_PER_GAME``); 14 turns, 7 per card, 2 cards per
+player; every player uses the same roll; the written number matches a die or any number for a
+wild die; no number more than twice per card; the second write circles it and makes it wild on
+that card from that turn on; rolled triples are wild for everyone (a Bat's re-roll of three
+matching numbers for its player; a die the Black Cat turned makes no triples); "unstuck": when
+a player can draw no line with any pair of dice, all dice are wild for them this turn; the line
+joins candles matching the other two dice; one line per candle pair; crossed candles cannot be
+used; a candle is crossed once and matches the written number; lines never pass through candles
+(unless "must curve"), intersections, or cross lines sharing a candle. Solo: >= 70 VP on each
+sigil wins. Ties: roll 2 dice, tied players draw one more line.
 Familiars (our catalogue, ``familiars.json``): each power is implemented here. Familiar modes:
 one for all (no cost), asymmetric picks (highest sum picks first, then clockwise;
 cost subtracted from each sigil), solo (cost subtracted from each sigil).
@@ -69,7 +73,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from companion.doomcat.catalogue import Sigil, familiar, parse_goals, score_sigil, write_limit
+from companion.doomcat.catalogue import (
+    Sigil,
+    familiar,
+    game_goals,
+    parse_goals,
+    score_sigil,
+    write_limit,
+)
 from companion.doomcat.geometry import Drawing, board
 from companion.doomcat.layouts import Layout, load_layout
 from companion.errors import BadInput
@@ -339,21 +350,22 @@ def _lines_for(card: Card, d1: int, d2: int, w1: bool, w2: bool) -> list[Line]:
     return sorted(_matching(card, d1, d2, w1, w2))
 
 
-def _stuck(player: Player, dice: Sequence[int]) -> bool:
+def _stuck(player: Player, dice: Sequence[int], triples: bool) -> bool:
     """Unstuck: no line can be drawn with any pair of dice on any playable card.
 
-    A write that circles a number (its second write) makes the other dice of that number wild
-    for the line: that counts as a possible line.
+    ``dice`` are the player's dice (a familiar may have changed them), ``triples`` whether the
+    rolled numbers were three of a kind (:func:`_triples`). A write that circles a number (its
+    second write) makes the other dice of that number wild for the line: that counts as a
+    possible line.
     """
     memo = player.__dict__.setdefault("_stuck_memo", {})  # players are immutable
-    key = tuple(dice)
+    key = (tuple(dice), triples)
     if key not in memo:
-        memo[key] = _stuck_uncached(player, key)
+        memo[key] = _stuck_uncached(player, *key)
     return memo[key]
 
 
-def _stuck_uncached(player: Player, dice: tuple[int, ...]) -> bool:
-    triples = len(set(dice)) == 1
+def _stuck_uncached(player: Player, dice: tuple[int, ...], triples: bool) -> bool:
     for card in player.cards:
         if card.full:
             continue
@@ -415,10 +427,9 @@ def _start(state: GameState, event: Mapping[str, Any]) -> GameState:
                           "lists exactly two layouts (the same two or the same combo)")
     layouts = tuple(load_layout(str(name)) for name in cards)
     goal_numbers = event.get("goals")
-    if not isinstance(goal_numbers, list) or not 1 <= len(goal_numbers) <= 9:
-        raise IllegalMove("start: 'goals' lists the goal numbers in play (2 for an easy game, "
-                          "3 otherwise)")
-    goals = parse_goals(goal_numbers)
+    if not isinstance(goal_numbers, list):
+        raise IllegalMove(f"start: 'goals' is a list of goal numbers, got {goal_numbers!r}")
+    goals = game_goals(goal_numbers)  # 2 (an easy game) or 3, each once, each existing
     mode = event.get("familiar_mode", "none")
     if mode not in FAMILIAR_MODES:
         raise IllegalMove(f"start: familiar_mode must be one of {', '.join(FAMILIAR_MODES)}")
@@ -549,6 +560,22 @@ def effective_dice(state: GameState, power: Mapping[str, Any] | None) -> tuple[i
     return dice
 
 
+def rolled_dice(state: GameState, power: Mapping[str, Any] | None) -> tuple[int, ...]:
+    """The numbers a player rolled this turn: the shared roll, or the Bat's re-roll ("re-roll
+    all three dice"), which is a roll too. The Black Cat's die is turned, not rolled: it
+    keeps the shared roll here (:func:`effective_dice` has the turned die)."""
+    if power and power.get("familiar") == "F06":
+        return effective_dice(state, power)
+    return tuple(state.dice or ())
+
+
+def _triples(state: GameState, power: Mapping[str, Any] | None) -> bool:
+    """Rolling Triples: "If three matching numbers are rolled, they are considered wild for all
+    players." Decided by the rolled numbers (:func:`rolled_dice`), so three of a kind made by
+    turning a die makes nothing wild."""
+    return len(set(rolled_dice(state, power))) == 1
+
+
 def _check_power(player: Player, power: Any) -> str | None:
     if power is None:
         return None
@@ -594,8 +621,8 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     i = event.get("die")
     if i not in range(3) or isinstance(i, bool):
         raise IllegalMove(f"move: 'die' is the index 0-2 of the die your cat steals, got {i!r}")
-    triples = len(set(dice)) == 1
-    stuck = _stuck(player, dice)
+    triples = _triples(state, power)
+    stuck = _stuck(player, dice, triples)
     wild = card.wild
     n = event.get("write")
     if n not in range(1, 7) or isinstance(n, bool):
@@ -603,9 +630,12 @@ def _move(state: GameState, event: Mapping[str, Any]) -> GameState:
     die_wild = triples or stuck or dice[i] in wild
     if n != dice[i] and not die_wild:
         shows = (f"die {i + 1} shows {dice[i]}" if n in dice   # another die shows n
-                 else "the roll is " + " ".join(map(str, dice)))
+                 else ("the roll is " if dice == state.dice else "your dice are ")
+                 + " ".join(map(str, dice)))
+        made = ("; a die the Black Cat turned makes no Rolling Triples: only three matching "
+                "numbers rolled are wild" if len(set(dice)) == 1 else "")
         raise IllegalMove(f"move: you wrote {n} but {shows} (write one of the dice numbers; "
-                          "only a wild die acts as any number)")
+                          f"only a wild die acts as any number{made})")
     limit = _write_limit(player)
     if card.written(n) >= limit:
         raise IllegalMove(f"move: {n} is already written {card.written(n)} times on card {k + 1} "
@@ -757,20 +787,24 @@ _HANDLERS = {
 
 # ----------------------------------------------------------------------------- options
 
-def legal_options(state: GameState, player_name: str) -> list[dict[str, Any]]:
-    """Every legal ``move`` event for a player this turn, without familiar powers.
+def legal_options(state: GameState, player_name: str,
+                  power: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every legal ``move`` event for a player this turn.
 
-    Wild dice offer every number they may write; moves differing only in ``die`` index
-    between equal dice are listed once.
+    ``power`` (a Black Cat's turn or a Bat's re-roll, as a move gives it) plays the turn with
+    the dice as it leaves them (:func:`effective_dice`); triples stay those of the rolled
+    numbers (:func:`rolled_dice`). The moves do not carry the power: add it to a move
+    yourself, and check it with :func:`check_power`. Wild dice offer every number they may
+    write; moves differing only in ``die`` index between equal dice are listed once.
     """
     if state.phase != "playing" or state.dice is None:
         return []
     player = state.player(player_name)
     if player.moved:
         return []
-    dice = state.dice
-    triples = len(set(dice)) == 1
-    stuck = _stuck(player, dice)
+    dice = effective_dice(state, power)
+    triples = _triples(state, power)
+    stuck = _stuck(player, dice, triples)
     out: list[dict[str, Any]] = []
     for k, card in enumerate(player.cards):
         if card.full:
@@ -880,6 +914,7 @@ __all__ = [
     "new_game",
     "replay",
     "roll",
+    "rolled_dice",
     "scores",
     "solo_win",
     "tiebreak_options",

@@ -131,11 +131,9 @@ class Greedy:
                 for to in range(1, 7):
                     if to == state.dice[i]:
                         continue
-                    dice = tuple(to if k == i else d for k, d in enumerate(state.dice))
                     power = {"familiar": "F01", "die": i, "to": to}
-                    trial_state = dataclasses.replace(state, dice=dice)
-                    ranked = self.rank(trial_state, me.name,
-                                       legal_options(trial_state, me.name), rng)
+                    ranked = self.rank(state, me.name,
+                                       legal_options(state, me.name, power), rng)
                     if ranked:
                         trials.append((ranked[0][0], ranked[0][3] | {"power": power}))
         elif fam in ("F02", "F04", "F07"):
@@ -191,12 +189,6 @@ def _open_after(card: Card, move: dict[str, Any]) -> int:
     if move.get("cross") is not None:
         still -= bd.chords_at[move["cross"]]
     return len(still)
-
-
-def _options_with(state: GameState, player: str, dice: tuple[int, ...],
-                  power: dict[str, Any]) -> list[dict[str, Any]]:
-    trial = dataclasses.replace(state, dice=dice)
-    return [m | {"power": power} for m in legal_options(trial, player)]
 
 
 def make_policy(name: str, goals: Sequence[int]) -> Policy:

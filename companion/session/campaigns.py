@@ -7,9 +7,11 @@ games' sigil scores.
 
 With familiars (the rulebook's optional campaign rule): each game is played with familiars
 (the first one asymmetric, each player picking, or solo), each familiar's cost comes off each
-of its player's sigils, and between games, lowest to highest total, each player keeps their
-familiar or takes one unused or held by a player with a higher total (:func:`choose_familiar`,
-refused with the rule's reason). The next game starts with the familiars so chosen.
+of its player's sigils, and between games of two or more players, lowest to highest total,
+each player keeps their familiar or takes one unused or held by a player with a higher total
+(:func:`choose_familiar`, refused with the rule's reason). The next game starts with the
+familiars so chosen. A solo campaign keeps the familiar of its first game for all six (the
+rulebook's "Solo Campaign with Familiars" has no change; a choice is refused).
 """
 
 from __future__ import annotations

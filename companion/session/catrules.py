@@ -236,12 +236,10 @@ class EngineRules:
 
     def power_options(self, game: Any, player: int, power: Mapping[str, Any],
                       ) -> list[dict[str, Any]] | None:
-        import dataclasses
         fam = power.get("familiar")
         name = self._names(game)[player]
-        if fam in ("F01", "F06"):
-            raw = self.g.legal_options(dataclasses.replace(game, dice=self._dice(game, power)),
-                                       name)
+        if fam in ("F01", "F06"):   # the dice as the power leaves them, triples as rolled
+            raw = self._call(self.g.legal_options, game, name, dict(power))
         elif fam == "F04":   # the Owl: the same moves, crossing no candle
             seen: set[Any] = set()
             raw = []

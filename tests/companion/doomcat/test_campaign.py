@@ -106,11 +106,38 @@ def test_familiar_swaps_lowest_to_highest_unused_or_from_a_higher_total():
 
 
 def test_keeping_a_familiar_is_a_choice():
-    s = start(familiars={"ann": "F05"})
-    s = campaign_apply(s, game("row 0", ann=(70, 71)))
+    s = start(players=("ann", "bob"), familiars={"ann": "F05", "bob": "F06"})
+    s = campaign_apply(s, game("row 0", ann=(70, 71), bob=(80, 80)))
     s = campaign_apply(s, {"type": "familiar_choice", "player": "ann", "familiar": "F05"})
+    s = campaign_apply(s, {"type": "familiar_choice", "player": "bob", "familiar": "F06"})
     assert s.familiar("ann") == "F05" and s.phase == "playing"
-    t = start()
-    t = campaign_apply(t, game("row 0", ann=(70, 71)))
+    t = start(players=("ann", "bob"))
+    t = campaign_apply(t, game("row 0", ann=(70, 71), bob=(80, 80)))
     with pytest.raises(IllegalMove, match="only between games of a campaign with familiars"):
         campaign_apply(t, {"type": "familiar_choice", "player": "ann", "familiar": "F05"})
+
+
+# The rulebook gives the change of familiars between games to the campaign of several players
+# ("Between games, in lowest to highest score order, players may choose to keep their Familiar
+# or take a different Familiar"); its solo campaign keeps one: "Solo Campaign with Familiars:
+# Subtract the Familiar's cost from each Sigil Card's score after each game. Try to win a
+# campaign with each Familiar."
+
+def test_a_solo_campaign_with_familiars_keeps_its_familiar_all_six_games():
+    s = start(familiars={"ann": "F05"})                       # the Spider costs 4
+    for k, line in enumerate(LINES):
+        s = campaign_apply(s, game(line, ann=(80, 80)))
+        assert s.familiar("ann") == "F05" and s.choose_order == ()
+        assert s.phase == ("over" if k == 5 else "playing")  # no choosing between games
+    assert s.total("ann") == 6 * (80 - 4 + 80 - 4)
+
+
+@pytest.mark.parametrize("fam", ["F09", "F05"])   # changing, and keeping
+def test_a_solo_campaign_refuses_a_familiar_choice_naming_its_rule(fam):
+    s = campaign_apply(start(familiars={"ann": "F05"}), game("row 0", ann=(70, 71)))
+    with pytest.raises(IllegalMove, match=r"familiar_choice: a solo campaign keeps its "
+                       r"familiar .*Solo Campaign with Familiars: .*Try to win a campaign with "
+                       r"each Familiar"):
+        campaign_apply(s, {"type": "familiar_choice", "player": "ann", "familiar": fam})
+    with pytest.raises(IllegalMove, match="a solo campaign keeps its familiar"):
+        campaign_apply(start(), {"type": "familiar_choice", "player": "ann", "familiar": fam})

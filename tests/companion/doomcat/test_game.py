@@ -134,6 +134,59 @@ def test_triples_are_wild_for_everyone():
     refused(t, move(die=0, write=1, line=[3, 4], cross=0), "the roll is 4 4 5")
 
 
+# Rolling Triples: "If three matching numbers are rolled, they are considered wild for all
+# players." Triples are decided by the numbers rolled: the shared roll, or the Bat's re-roll
+# ("re-roll all three dice for yourself only"), never by the Black Cat's turned die ("turn one
+# die to any number": turned, not rolled).
+
+def test_black_cat_turning_a_pair_into_three_of_a_kind_rolls_no_triples():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 5)
+    cat = {"familiar": "F01", "die": 2, "to": 4}          # your dice: 4 4 4, not rolled so
+    refused(s, move(die=0, write=1, line=[1, 2], cross=0, power=cat),
+            r"you wrote 1 but your dice are 4 4 4 .*only three matching numbers rolled")
+    refused(s, move(die=0, write=4, line=[0, 1], cross=3, power=cat),
+            "the other two dice show 4 and 4")
+    after = apply(s, move(die=0, write=4, line=[3, 9], cross=3, power=cat))   # 4-4 line
+    assert after.player("ann").cards[0].lines == ((3, 9),)
+
+
+def test_rolled_triples_stay_wild_when_the_black_cat_turns_one_of_them():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 4)
+    cat = {"familiar": "F01", "die": 0, "to": 6}          # your dice: 6 4 4, rolled 4 4 4
+    after = apply(s, move(die=1, write=1, line=[1, 2], cross=0, power=cat))
+    assert after.player("ann").cards[0].top[0].value == 1
+
+
+def test_the_bats_reroll_is_a_roll_its_triples_are_wild_for_its_player():
+    s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 1, 2, 3)
+    bat = {"familiar": "F06", "dice": [5, 5, 5]}
+    s = apply(s, move("ann", die=0, write=1, line=[1, 2], cross=0, power=bat))
+    assert s.player("ann").cards[0].top[0].value == 1
+    refused(s, move("bob", die=0, write=6, line=[0, 1], cross=5), "the roll is 1 2 3")
+
+
+def test_rerolling_rolled_triples_away_with_the_bat_leaves_no_wild_dice():
+    s = rolled(start(players=("ann", "bob"), mode="one-for-all", fam="F06"), 4, 4, 4)
+    bat = {"familiar": "F06", "dice": [1, 2, 3]}
+    refused(s, move("ann", die=0, write=5, line=[1, 2], cross=4, power=bat),
+            "you wrote 5 but your dice are 1 2 3")
+    s = apply(s, move("bob", die=0, write=5, line=[0, 1], cross=4))     # bob's 4 4 4: wild
+    assert s.player("bob").cards[0].lines == ((0, 1),)
+
+
+def test_legal_options_with_a_black_cat_turn_offer_no_triples_wilds():
+    s = rolled(start(mode="solo", fam="F01"), 4, 4, 5)
+    cat = {"familiar": "F01", "die": 2, "to": 4}
+    options = legal_options(s, "ann", cat)
+    assert options and {m["write"] for m in options} == {4}
+    assert all(s.player("ann").cards[m["card"]].layout.candles[c].number == 4
+               for m in options for c in m["line"])
+    for m in options[:5]:
+        apply(s, m | {"power": cat})
+    assert {m["write"] for m in legal_options(rolled(start(), 4, 4, 4), "ann")} == set(
+        range(1, 7))                                       # rolled triples: any number
+
+
 def _stuck_state():
     """Every candle showing 1 or 2 is crossed out on both cards; other dice are fine."""
     s = rolled(start(), 1, 2, 1)
@@ -296,13 +349,16 @@ def test_fourteen_turns_seven_per_card():
 
 
 @pytest.mark.parametrize(("event", "match"), [
-    ({"type": "start", "players": ["a"], "cards": ["A"], "goals": [1]}, "exactly two"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B", "C"], "goals": [1]}, "exactly two"),
-    ({"type": "start", "players": [], "cards": ["A", "B"], "goals": [1]}, "one or more"),
-    ({"type": "start", "players": ["a", "a"], "cards": ["A", "B"], "goals": [1]}, "twice"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "Q"], "goals": [1]}, "unknown layout"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [28]}, "does not exist"),
-    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1],
+    ({"type": "start", "players": ["a"], "cards": ["A"], "goals": [1, 2]}, "exactly two"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B", "C"], "goals": [1, 2]},
+     "exactly two"),
+    ({"type": "start", "players": [], "cards": ["A", "B"], "goals": [1, 2]}, "one or more"),
+    ({"type": "start", "players": ["a", "a"], "cards": ["A", "B"], "goals": [1, 2]}, "twice"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "Q"], "goals": [1, 2]},
+     "unknown layout"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1, 28]},
+     "does not exist"),
+    ({"type": "start", "players": ["a"], "cards": ["A", "B"], "goals": [1, 2],
       "familiar_mode": "solo", "familiar": "F10"}, "F01-F09"),
     ({"type": "dance"}, "unknown event type"),
     ("roll", "JSON object"),
@@ -358,7 +414,7 @@ def test_solo_win_in_the_scores():
 
 
 def _tied_game():
-    s = start(players=("ann", "bob"), goals=(3,))
+    s = start(players=("ann", "bob"), goals=(2, 3))
     rng = random.Random(5)
     while s.phase == "playing":
         s = rolled(s, *roll(rng))
@@ -556,14 +612,34 @@ def test_shareable_a_candle_may_be_used_by_many_lines():
     assert s.player("ann").cards[0].drawing.degree(4) == 2
 
 
-@pytest.mark.parametrize(("goals", "ok"), [([1, 2], True), ([1, 2, 3], True), ([], False)])
-def test_an_easy_game_uses_two_goals(goals, ok):
+# Setup: "For an easy game, use 2 Goal Cards (such as #01 and #02)." / "Otherwise use 3 Goal
+# Cards (suggested Goals sets on the back page)."
+@pytest.mark.parametrize("goals", [[1, 2], [1, 2, 3], [19, 22, 25]])
+def test_a_game_uses_2_goal_cards_easy_or_otherwise_3(goals):
     event = {"type": "start", "players": ["a"], "cards": ["A", "A"], "goals": goals}
-    if ok:
-        assert apply(GameState(), event).goals == tuple(goals)
-    else:
-        with pytest.raises(IllegalMove, match="goal numbers"):
-            apply(GameState(), event)
+    assert apply(GameState(), event).goals == tuple(goals)
+
+
+@pytest.mark.parametrize(("goals", "match"), [
+    ([], r"played with 2 goals \(an easy game\) or 3, got 0$"),
+    ([1], r"played with 2 goals \(an easy game\) or 3, got 1: 1$"),
+    ([1, 2, 3, 4], r"or 3, got 4: 1,2,3,4$"),
+    (list(range(1, 10)), r"or 3, got 9: 1,2,3,4,5,6,7,8,9$"),   # a campaign's grid is no game
+    ("1,2", r"'goals' is a list of goal numbers, got '1,2'"),
+    (None, r"'goals' is a list of goal numbers, got None"),
+    ([1, 1], "listed twice"),
+    ([1, 28], "goal 28 does not exist"),
+])
+def test_a_game_with_another_number_of_goals_is_refused(goals, match):
+    event = {"type": "start", "players": ["a"], "cards": ["A", "A"], "goals": goals}
+    with pytest.raises(IllegalMove, match=match):
+        apply(GameState(), event)
+
+
+@pytest.mark.parametrize("goals", [(1,), (1, 2, 3, 4)])
+def test_a_game_config_with_another_number_of_goals_is_refused(goals):
+    with pytest.raises(IllegalMove, match="2 goals"):
+        new_game(GameConfig(("a",), ("A", "A"), goals))
 
 
 def test_tiebreak_options_are_legal_and_break_or_keep_the_tie():

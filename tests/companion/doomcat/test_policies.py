@@ -13,7 +13,7 @@ from companion.errors import BadInput
 
 def _state_before_the_triangle():
     """Ring B with lines 0-4 and 4-8 drawn; the roll lets 0-8 close a triangle."""
-    s = replay(new_game(GameConfig(("ann",), ("B", "B"), (1,))))
+    s = replay(new_game(GameConfig(("ann",), ("B", "B"), (1, 2))))
     s = apply(s, {"type": "roll", "dice": [4, 1, 5]})
     s = apply(s, {"type": "move", "player": "ann", "card": 0, "die": 0, "write": 4,
                   "line": [0, 4], "cross": 3})

@@ -168,7 +168,10 @@ def test_the_choice_between_games_is_made_on_the_history_page(app, page):
         assert page.errors == []
 
 
-def test_a_solo_campaign_changes_familiar_between_games(app):
+def test_a_solo_campaign_keeps_its_familiar_between_games(app):
+    # "Solo Campaign with Familiars: Subtract the Familiar's cost from each Sigil Card's score
+    # after each game. Try to win a campaign with each Familiar." The change between games is
+    # the multiplayer campaign's.
     c = app.test_client()
     res = c.post("/api/campaigns", json={"title": "Alone", "goals": GRID,
                                          "players": ["Ann"], "familiars": True})
@@ -185,11 +188,13 @@ def test_a_solo_campaign_changes_familiar_between_games(app):
     assert verdict["familiars"] == {"Ann": {"id": "F09", "cost": 2}}
     hub.store.set_result(gid, {**verdict, "summary": "solo", "sigils": {"Ann": [70, 72]}})
     st = c.get(f"/api/campaigns/{cid}").json["standings"]
-    assert st["totals"] == {"Ann": 142} and st["choose_order"] == ["Ann"]
-    assert all(o["ok"] for o in st["options"])          # every other familiar is unused
+    assert st["totals"] == {"Ann": 142} and st["error"] == ""
+    assert st["phase"] == "playing" and st["choose_order"] == [] and st["options"] == []
     res = c.post(f"/api/campaigns/{cid}/familiar", json={"player": "Ann", "familiar": "F04"})
-    assert res.status_code == 200
-    solo["campaign_line"] = "column 1"
+    assert res.status_code == 409
+    assert "a solo campaign keeps its familiar" in res.json["error"]
+    assert "Solo Campaign with Familiars" in res.json["error"]
+    solo.update(campaign_line="column 1", familiar="F04")   # the campaign's familiar wins
     res = c.post("/api/games", json={"kind": "cat", "setup": solo, "campaign_id": cid})
     assert res.status_code == 201, res.json
-    assert res.json["state"]["players"][0]["familiar"]["id"] == "F04"
+    assert res.json["state"]["players"][0]["familiar"]["id"] == "F09"

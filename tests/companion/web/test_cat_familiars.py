@@ -133,6 +133,20 @@ def test_the_black_cat_turns_a_die_for_its_player_only(hub):
     assert s.view()["state"]["players"][0]["cards"][0]["sigil"]["top"][0]["value"] == 4
 
 
+def test_a_black_cat_three_of_a_kind_is_no_rolled_triples_on_the_page(hub):
+    # Rolling Triples: "If three matching numbers are rolled, they are considered wild for
+    # all players." A die the Black Cat turned was not rolled: 4 4 5 turned to 4 4 4 offers
+    # only 4 to write, and a 1 is refused with the reason.
+    s = hub.create_game("cat", "t", solo("F01"))
+    s.submit({"type": "roll", "dice": [4, 4, 5]})
+    assert s.submit({"type": "power", "player": 0, "familiar": "F01", "die": 2, "to": 4}).ok
+    view = s.view()["state"]
+    assert view["wild_roll"] is False
+    assert {v for o in view["players"][0]["options"] for v in o["values"]} == {4}
+    refused(s, {"type": "turn", "player": 0, "card": 0, "value": 1, "line": [1, 2],
+                "cross": 0}, "no Rolling Triples")
+
+
 def test_the_raven_draws_an_extra_line_named_with_the_power(hub):
     s = hub.create_game("cat", "t", solo("F02"))
     s.submit({"type": "roll", "dice": [1, 2, 3]})
