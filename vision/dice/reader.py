@@ -596,8 +596,30 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 def crop_views(crops: np.ndarray, views: Sequence[int]) -> np.ndarray:
     """The crops ``(N, H, W, C)`` in each of ``views`` (0-7), one after another: view ``k``
     is the crop mirrored left to right when ``k >= 4``, then turned by ``90 * (k % 4)``
-    degrees counter-clockwise (the eight symmetries of a square)."""
-    return np.concatenate([np.rot90(crops[:, :, ::-1] if k >= 4 else crops, k % 4, axes=(1, 2))
+    degrees counter-clockwise (the eight symmetries of a square). A crop that is not square
+    turns to ``(W, H)`` in an odd view, so its views must all be odd or all even.
+
+    One gather of each crop's pixels through the views' index maps (:func:`_view_pixels`),
+    about twice as fast as turning and joining the crops view by view."""
+    n, h, w = crops.shape[:3]
+    views = tuple(int(k) for k in views)
+    turned = {k % 2 for k in views}
+    if h != w and len(turned) > 1:
+        raise ValueError(f"crop_views: a {h}x{w} crop cannot be shown in odd and even views "
+                         "together")
+    oh, ow = (w, h) if turned == {1} else (h, w)
+    channels = math.prod(crops.shape[3:])
+    out = np.take(crops.reshape(n, h * w, channels), _view_pixels(h, w, views), axis=1)
+    return out.reshape(n, len(views), oh, ow, channels).swapaxes(0, 1).reshape(
+        len(views) * n, oh, ow, *crops.shape[3:])
+
+
+@functools.lru_cache(maxsize=32)
+def _view_pixels(h: int, w: int, views: tuple[int, ...]) -> np.ndarray:
+    """For an ``h`` x ``w`` crop, the flat index ``(len(views) * h * w,)`` of the pixel each
+    pixel of each view (:func:`crop_views`) shows, view after view."""
+    grid = np.arange(h * w).reshape(h, w)
+    return np.concatenate([np.rot90(grid[:, ::-1] if k >= 4 else grid, k % 4).reshape(-1)
                            for k in views])
 
 

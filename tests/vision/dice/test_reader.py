@@ -445,6 +445,21 @@ def test_crop_views_are_the_eight_symmetries_of_a_square():
     assert np.array_equal(crop_views(crops, [5, 2]).reshape(2, 2, 3, 3, 1)[1], views[2])
 
 
+def test_crop_views_of_crops_that_are_not_square():
+    from vision.dice.reader import crop_views
+
+    crops = np.arange(2 * 2 * 3 * 3, dtype=np.float32).reshape(2, 2, 3, 3)  # two 2x3 crops
+    odd = crop_views(crops, [1, 7])
+    assert odd.shape == (4, 3, 2, 3) and odd.dtype == np.float32
+    assert np.array_equal(odd[:2], np.rot90(crops, 1, axes=(1, 2)))
+    assert np.array_equal(odd[2:], np.rot90(crops[:, :, ::-1], 3, axes=(1, 2)))
+    assert np.array_equal(crop_views(crops, [2])[0], crops[0, ::-1, ::-1])
+    assert np.array_equal(crop_views(crops[:, :, :, 0], [4]), crops[:, :, ::-1, 0])  # no channels
+    assert crop_views(crops[:0], [0, 2]).shape == (0, 2, 3, 3)
+    with pytest.raises(ValueError, match="odd and even views"):
+        crop_views(crops, [0, 1])
+
+
 @pytest.mark.parametrize("shape, size", [
     ((720, 1280, 3), (512, 288)),  # whole factor 2, then 640 -> 512
     ((1080, 1920, 3), (512, 288)),  # whole factor 3
