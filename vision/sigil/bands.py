@@ -3,12 +3,14 @@
 A strip is the card's maps (ink relative to the print contrast, hidden, glare, printed
 artwork too dark to measure on) resampled along one centre-line hypothesis of a candle pair
 (straight, or a bow round the candles in the way; :func:`vision.sigil.reader._bows`), from
-``STRIP_EXT_MM`` inside the first candle's outline to as far inside the second's, and
+``STRIP_EXT_MM`` inside the first candle's outline to as far inside the second's (less for
+candles closer than any the model was trained on: :func:`strip_extension`), and
 ``STRIP_HALF_MM`` to each side: a fixed ``(CHANNELS, STRIP_LEN, STRIP_LANES)`` array whatever
 the layout. The band model (``models/sigil_bands/bands.onnx``, trained by
 ``models/sigil_bands/train.py`` on strips of rendered photos) scores each strip "a pen line
 joins these two candles"; its scores still go through the card's one adaptive threshold.
-Because it only ever sees strips, it does not depend on a layout's design.
+Because it only ever sees strips, it does not depend on a layout's design (pairs closer than
+any it was trained on are given strips at the scale it knows: :func:`strip_extension`).
 
 Convention: card geometry in mm (origin top-left); strips are sampled in rectified pixels
 ``(x * s, y * s)``; a strip's rows run from candle ``a`` to candle ``b`` (a < b), its columns
@@ -28,7 +30,7 @@ from vision.onnxmodel import onnx_session
 
 __all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "SCREEN_MODEL_PATH", "BandModel", "DiscModel",
            "StripGeometry", "disc_geometry", "sample_discs", "sample_strips", "stack_maps",
-           "strip_geometry"]
+           "strip_extension", "strip_geometry"]
 
 BAND_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "sigil_bands" / "bands.onnx"
 DISC_MODEL_PATH = BAND_MODEL_PATH.with_name("discs.onnx")
@@ -38,6 +40,12 @@ STRIP_LEN = 48
 STRIP_LANES = 25
 STRIP_HALF_MM = 6.0
 STRIP_EXT_MM = 2.0
+TRAINED_GAP_MM = 6.5
+"""No two candle outlines of the designs the band model was trained on (A-D) are closer than
+this (C's candles 6 and 7: 6.6 mm)."""
+PEN_START_MM = 0.45
+"""How far outside a candle's outline a player's line starts on average (the renderer the
+band model learnt from draws it -0.2 to 1.1 mm out)."""
 CHANNELS = 5  # ink, hidden, glare, blind, the pair's length (constant, /100 mm)
 
 
@@ -53,10 +61,31 @@ class StripGeometry:
     step_mm: np.ndarray    # (R,) distance between consecutive rows along the chord
 
 
+def strip_extension(gap_mm: float) -> float:
+    """How far (mm) a strip reaches inside each candle's outline, for two outlines ``gap_mm``
+    apart: :data:`STRIP_EXT_MM`, less for pairs closer than any the band model was trained on.
+
+    A strip has a fixed number of rows, so a short pair's rows are finer and the few tenths of
+    a millimetre between an outline and where the pen line starts take more of them: the model
+    (which counts in rows) no longer sees the line join the candles. Below
+    :data:`TRAINED_GAP_MM` the strip reaches less far inside the candles, so that a line
+    starting :data:`PEN_START_MM` outside the outline starts at the same share of the strip as
+    on the closest pair trained on.
+
+    >>> strip_extension(20.0), strip_extension(TRAINED_GAP_MM), round(strip_extension(4.3), 2)
+    (2.0, 2.0, 1.04)
+    """
+    if gap_mm >= TRAINED_GAP_MM:
+        return STRIP_EXT_MM
+    share = (STRIP_EXT_MM + PEN_START_MM) / (TRAINED_GAP_MM + 2 * STRIP_EXT_MM)
+    return max(0.0, (share * gap_mm - PEN_START_MM) / (1 - 2 * share))
+
+
 def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int, int]],
                    bows: list[list[float]], px_per_mm: float) -> StripGeometry:
     """The strips of ``pairs`` (index ``p`` has the bow hypotheses ``bows[p]``, peak offsets in
-    mm to the left normal of a -> b) for candles at ``centres`` (mm) with ``radii`` (mm)."""
+    mm to the left normal of a -> b) for candles at ``centres`` (mm) with ``radii`` (mm); each
+    reaches :func:`strip_extension` inside the two outlines."""
     s = px_per_mm
     rows = [(p, bow) for p in range(len(pairs)) for bow in bows[p]]
     R = len(rows)
@@ -72,7 +101,8 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
         length = float(np.hypot(*d))
         u = d / length
         n = np.array([-u[1], u[0]])
-        t0, t1 = radii[a] - STRIP_EXT_MM, length - radii[b] + STRIP_EXT_MM
+        ext = strip_extension(length - radii[a] - radii[b])
+        t0, t1 = radii[a] - ext, length - radii[b] + ext
         ts = np.linspace(t0, t1, STRIP_LEN)
         x = ts / length
         centre = bow * 4 * x * (1 - x)

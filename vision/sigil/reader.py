@@ -83,6 +83,7 @@ class SigilConfig:
     end_share: float = 0.7
     end_anchor: float = 0.5
     curve_margin_mm: float = 2.1
+    curve_squeeze_mm: float = 2.5
     band_smooth_mm: float = 2.0
     move_penalty: float = 0.08
     wobble_mm: float = 0.9
@@ -242,11 +243,14 @@ class _Bands:
     K: int
 
 
-def _detour(cs: np.ndarray, rs: np.ndarray, a: int, b: int, clearance: float) -> list[float]:
+def _detour(cs: np.ndarray, rs: np.ndarray, a: int, b: int, clearance: float,
+            squeeze: float = 0.0) -> list[float]:
     """The gentlest parabolic bows (peak offset in mm, + to the left normal of a -> b) of a
     line from candle a to candle b that passes every other candle at least ``clearance`` mm
     from its outline (offsets measured across the chord): the gentlest, and the gentlest on
-    the other side when it is nearly as gentle."""
+    the other side when it is nearly as gentle, or when the gentlest threads between two
+    candles (the bows clearing both span less than ``squeeze`` mm): a player wanting more room
+    goes round the other side."""
     d = cs[b] - cs[a]
     length = float(np.hypot(*d))
     u = d / length
@@ -266,11 +270,15 @@ def _detour(cs: np.ndarray, rs: np.ndarray, a: int, b: int, clearance: float) ->
     if not allowed:
         return [0.0]
     best = min(allowed, key=abs)
+    # the room on the gentlest's side: up to where the next candle's forbidden bows begin
+    beyond = [lo - best if best >= 0 else best - hi for lo, hi in forbidden
+              if (lo >= best - 1e-6 if best >= 0 else hi <= best + 1e-6)]
+    squeezed = bool(beyond) and min(beyond) < squeeze
     other = [bw for bw in allowed if bw * best < 0]
     out = [best]
     if other:
         alt = min(other, key=abs)
-        if abs(alt) < 1.3 * abs(best):
+        if abs(alt) < 1.3 * abs(best) or squeezed:
             out.append(alt)
     return out
 
@@ -299,7 +307,7 @@ def _bows(cs: np.ndarray, rs: np.ndarray, a: int, b: int, cfg: SigilConfig,
             cands.append((abs(e) - rs[c], bow))
     if not cands and not must_curve:
         return [0.0]
-    out = _detour(cs, rs, a, b, cfg.curve_margin_mm)
+    out = _detour(cs, rs, a, b, cfg.curve_margin_mm, cfg.curve_squeeze_mm)
     if cands:
         nearest = min(cands)[1]
         if all(abs(nearest - o) >= 1.5 for o in out):

@@ -142,3 +142,26 @@ def test_faint_writing_is_read_not_taken_for_an_empty_box(reference: np.ndarray)
     assert all(b["ink_mm2"] < 0.6 for b in reading.boxes[:2])
     without = read_sigil(frame, LAYOUT, reference, SigilConfig(box_faint_mm2=float("inf")))
     assert without.state.top[:2] == (None, None)
+
+
+@pytest.mark.parametrize("name", ["A", "B", "C", "D", "layout_e.json"])
+def test_every_detour_a_player_draws_is_a_band_hypothesis(name: str) -> None:
+    """A player curving a must-curve line round the candles in the way keeps 1.6-2.6 mm off
+    them (the renderer's detours); where the gentle side leaves less room than that, the line
+    goes round the other side (test layout E's pair 7-8, squeezed between candles 6 and 9).
+    The reader has a strip hypothesis on that side and near that bow for every one."""
+    from pathlib import Path
+
+    from vision.sigil.geometry import card_geometry
+    from vision.sigil.reader import _bows
+
+    path = Path(__file__).with_name(name)
+    geom = card_geometry(load_layout(path if path.is_file() else name))
+    cs = np.array([c.center for c in geom.candles])
+    rs = np.array([c.radius for c in geom.candles])
+    for a, b in geom.must_curve:
+        hypotheses = _bows(cs, rs, a, b, SigilConfig(), True)
+        for clearance in np.arange(1.6, 2.65, 0.1):
+            drawn = geom.detour(a, b, round(float(clearance), 1))
+            assert any(h * drawn > 0 and abs(h - drawn) < 3.0 for h in hypotheses), \
+                f"{name} {a}-{b}: drawn with bow {drawn:.1f}, hypotheses {hypotheses}"
