@@ -408,14 +408,18 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     assert [(d.value, d.state, d.color) for d in again.dice] == \
         [(d.value, d.state, d.color) for d in every.dice]
     assert np.allclose([d.confidence for d in again.dice], [d.confidence for d in every.dice])
-    # in between, only the crops whose unturned reading is unsure are read in the other views
+    # in between, only the crops whose unturned reading is unsure (of its class, or of whether
+    # the die is translucent) are read in the other views
     logits = outputs[-2][:, :len(reader.CLASSES)]
-    top = np.sort(np.exp(logits).max(axis=1) / np.exp(logits).sum(axis=1))
+    best = np.exp(logits).max(axis=1) / np.exp(logits).sum(axis=1)
+    clear = 1.0 / (1.0 + np.exp(-outputs[-2][:, len(reader.CLASSES)]))
+    top = np.sort(best)
     k = len(top) // 2
     assert top[k] - top[k - 1] > 1e-4  # a threshold between two readings, clear of rounding
     tau = float(top[k - 1] + top[k]) / 2
+    unsure = (best < tau) | (np.minimum(clear, 1 - clear) > 1 - tau)
     _, runs = read(turn_confidence=tau)
-    assert runs == [n, (views - 1) * int((top < tau).sum())] and 0 < (top < tau).sum() < n
+    assert runs == [n, (views - 1) * int(unsure.sum())] and 0 < (best < tau).sum() < n
     # four views: the four turns alone
     _, runs = read(rotations=4, turn_confidence=math.inf)
     assert runs == [4 * n]
@@ -428,6 +432,36 @@ def test_confident_crops_are_not_read_turned(monkeypatch):
     assert runs == [2 * n] and np.array_equal(inputs[-1][n:], inputs[-1][:n, ..., ::-1])
     _, runs = read(upright=True, rotations=4, turn_confidence=1.01)
     assert runs == [n]
+
+
+def test_a_crop_unsure_whether_it_is_translucent_is_read_in_every_view():
+    from vision.dice import reader
+
+    # three crops read once: sure of a 4 and not translucent; sure of a 4, translucent or not
+    # a toss-up; a 4 or a 5. The last two are read in the seven other views too.
+    first = np.full((3, len(reader.CLASSES) + 1), -9.0, np.float32)
+    first[:, 4] = 9.0
+    first[2, 4:6] = 0.0
+    first[:, len(reader.CLASSES)] = [-9.0, 0.0, -9.0]
+
+    class Fake:
+        def __init__(self):
+            self.batches = []
+
+        def run(self, names, feeds):
+            self.batches.append(len(feeds["input"]))
+            if len(self.batches) == 1:
+                return [first]
+            out = np.full((len(feeds["input"]), first.shape[1]), -9.0, np.float32)
+            out[:, 4] = 9.0   # every other view: a sure 4, not translucent
+            return [out]
+
+    sess = Fake()
+    crops = np.zeros((3, 40, 40, 3), np.uint8)
+    probs, clear = reader._classify(sess, crops, list(range(8)), 0.92)
+    assert sess.batches == [3, 7 * 2]
+    assert clear[0] < 1e-3 and abs(clear[1] - 0.5 / 8) < 1e-3   # averaged over eight views
+    assert probs[0, 4] > 0.99 and abs(probs[2, 4] - (0.5 + 7) / 8) < 1e-3
 
 
 def test_crop_views_are_the_eight_symmetries_of_a_square():
