@@ -77,7 +77,7 @@ import cv2
 import numpy as np
 
 from companion.errors import BadInput
-from vision.imageio import InvalidImage, as_bgr, read_image
+from vision.imageio import InvalidImage, as_bgr, opencv_quiet, read_image
 
 __all__ = [
     "IMAGE_EXTENSIONS", "STATES", "VIDEO_EXTENSIONS", "Frame", "FrameSource", "SourceConfig",
@@ -311,6 +311,14 @@ class _FolderReader(_Reader):
 
 
 def _open_capture(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
+    """Open the capture, or raise :class:`SourceError` saying why in one line. OpenCV's own
+    log is silenced meanwhile: it would print its warnings about a camera index or a stream
+    it cannot open at every retry."""
+    with opencv_quiet():
+        return _open_capture_quietly(spec, config)
+
+
+def _open_capture_quietly(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
     if spec.kind == "webcam":
         cap = cv2.VideoCapture(int(spec.target))
     elif spec.kind == "stream":
@@ -346,14 +354,15 @@ def _unexpected(name: str, doing: str, exc: Exception) -> str:
 
 def _probe_file(spec: SourceSpec) -> None:
     """Open a video file and decode its first frame; raise :class:`BadInput` when that fails."""
-    cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG)
-    try:
-        ok = cap.isOpened()
-        if ok:
-            ok, image = cap.read()
-            ok = ok and image is not None and image.size > 0
-    finally:
-        cap.release()
+    with opencv_quiet():  # the BadInput line below says what is wrong
+        cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG)
+        try:
+            ok = cap.isOpened()
+            if ok:
+                ok, image = cap.read()
+                ok = ok and image is not None and image.size > 0
+        finally:
+            cap.release()
     if not ok:
         raise BadInput(f"{spec.name}: not a video OpenCV can decode (corrupt, empty, or an "
                        f"unsupported format; expected {', '.join(VIDEO_EXTENSIONS)})")

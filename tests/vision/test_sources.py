@@ -403,3 +403,16 @@ def test_an_unexpected_error_opening_a_source_fails_after_max_retries(monkeypatc
     assert status.attempt == 3
     assert "RuntimeError: a bug in the opener" in (status.last_error or "")
     assert "opening" in (status.last_error or "")
+
+
+def test_opening_an_unreachable_webcam_keeps_opencv_quiet_and_restores_its_log(capfd):
+    log = cv2.utils.logging
+    before = log.getLogLevel()
+    config = SourceConfig(backoff_initial=0.001, max_retries=3)
+    with open_source("97", config) as src:
+        assert src.wait_for(lambda s: s.state == "failed", WAIT)
+        status = src.status
+    assert "cannot open the camera" in status.last_error  # the project's own line says it
+    err = capfd.readouterr().err
+    assert "WARN" not in err and "ERROR" not in err  # OpenCV's own lines, once per retry
+    assert log.getLogLevel() == before != log.LOG_LEVEL_SILENT
