@@ -156,3 +156,12 @@ def test_the_readme_command_table_is_the_command_line():
                    and a.isalpha()) for argv in commands}
     for path, _ in _leaves(build_parser()):
         assert path in shown or path[:1] in shown, f"{' '.join(path)} missing from README.md"
+
+
+@pytest.mark.parametrize("game", [["cat", "simulate", "--goals", "1,2,3"],
+                                  ["machine", "simulate"]], ids=["cat", "machine"])
+def test_both_simulate_commands_word_an_unknown_policy_alike(game, capsys):
+    assert main([*game, "--games", "1", "--policy", "smart"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("doomcompanion: error: --policy: unknown policy 'smart' "
+                   "(known: greedy, random)\n")

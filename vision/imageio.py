@@ -18,7 +18,8 @@ import numpy as np
 
 from companion.errors import BadInput
 
-__all__ = ["InvalidImage", "as_bgr", "decode_image", "jpeg_round_trip", "read_image"]
+__all__ = ["InvalidImage", "as_bgr", "decode_image", "jpeg_round_trip", "opencv_quiet",
+           "read_image"]
 
 
 class InvalidImage(BadInput):
@@ -140,20 +141,34 @@ def _opencv_reason(exc: cv2.error) -> str:
 
 
 _QUIET = threading.Lock()
+_quiet_users = 0  # threads inside opencv_quiet(), under _QUIET
+_quiet_saved = 0  # the level to restore when the last one leaves
 
 
 @contextmanager
-def _opencv_quiet() -> Iterator[None]:
-    """OpenCV's own log silenced: a file it cannot decode makes it print ``[ERROR:0@...]``
-    lines on stderr, while the caller reports the problem in one line of its own."""
+def opencv_quiet() -> Iterator[None]:
+    """OpenCV's own log silenced: a file it cannot decode, or a camera or stream it cannot
+    open, makes it print ``[ERROR:0@...]`` / ``[ WARN:0@...]`` lines on stderr, while the
+    caller reports the problem in one line of its own.
+
+    OpenCV's log level is global: the first thread in saves it, the last one out restores it,
+    and no thread waits for another (a camera may take seconds to open while images are
+    decoded elsewhere).
+    """
+    global _quiet_users, _quiet_saved
     log = cv2.utils.logging
     with _QUIET:
-        level = log.getLogLevel()
-        log.setLogLevel(log.LOG_LEVEL_SILENT)
-        try:
-            yield
-        finally:
-            log.setLogLevel(level)
+        if _quiet_users == 0:
+            _quiet_saved = log.getLogLevel()
+            log.setLogLevel(log.LOG_LEVEL_SILENT)
+        _quiet_users += 1
+    try:
+        yield
+    finally:
+        with _QUIET:
+            _quiet_users -= 1
+            if _quiet_users == 0:
+                log.setLogLevel(_quiet_saved)
 
 
 def decode_image(data: bytes, *, name: str = "image") -> np.ndarray:
@@ -167,7 +182,7 @@ def decode_image(data: bytes, *, name: str = "image") -> np.ndarray:
     if problem is not None:
         raise InvalidImage(f"{name}: {problem}")
     try:
-        with _opencv_quiet():
+        with opencv_quiet():
             image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # a header OpenCV refuses, such as a size over its limit
         raise InvalidImage(f"{name}: cannot be decoded: {_opencv_reason(exc)}") from None

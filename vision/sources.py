@@ -41,7 +41,10 @@ API for the rest of the program (the web app and the ``serve`` command)::
 - **Failures** (a camera unplugged, a stream that disconnects or refuses, a file that cannot be
   decoded any more) are retried with exponential backoff: ``backoff_initial * backoff_factor **
   (attempt - 1)`` seconds, at most ``backoff_max``; ``SourceConfig.max_retries`` failed attempts
-  in a row (``None``: never give up) end in state ``"failed"``.
+  in a row (``None``: never give up) end in state ``"failed"``. An exception the capture does
+  not expect (a frame :func:`vision.imageio.as_bgr` cannot convert, a bug in a reader) fails
+  the attempt the same way, and ``last_error`` names it: its type, its message, what the
+  capture was doing and where it was raised.
 - **Status** (:class:`SourceStatus`, frozen, ``to_json()``): ``state`` is one of ``connecting``,
   ``live``, ``retrying`` (with ``last_error``, ``attempt`` and ``retry_in`` seconds), ``ended``,
   ``failed``, ``stopped``; plus ``fps`` (measured over the last frames), ``frames`` delivered,
@@ -62,6 +65,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -73,7 +77,7 @@ import cv2
 import numpy as np
 
 from companion.errors import BadInput
-from vision.imageio import InvalidImage, as_bgr, read_image
+from vision.imageio import InvalidImage, as_bgr, opencv_quiet, read_image
 
 __all__ = [
     "IMAGE_EXTENSIONS", "STATES", "VIDEO_EXTENSIONS", "Frame", "FrameSource", "SourceConfig",
@@ -307,6 +311,14 @@ class _FolderReader(_Reader):
 
 
 def _open_capture(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
+    """Open the capture, or raise :class:`SourceError` saying why in one line. OpenCV's own
+    log is silenced meanwhile: it would print its warnings about a camera index or a stream
+    it cannot open at every retry."""
+    with opencv_quiet():
+        return _open_capture_quietly(spec, config)
+
+
+def _open_capture_quietly(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
     if spec.kind == "webcam":
         cap = cv2.VideoCapture(int(spec.target))
     elif spec.kind == "stream":
@@ -325,16 +337,32 @@ def _open_capture(spec: SourceSpec, config: SourceConfig) -> cv2.VideoCapture:
     return cap
 
 
+def _unexpected(name: str, doing: str, exc: Exception) -> str:
+    """One line for an exception the capture did not expect: the source, what it was doing,
+    the exception's type and message, and the innermost place it was raised (file:line in
+    function), e.g. ``webcam 0: unexpected error while reading frame 3: InvalidImage: ...
+    (at imageio.py:53 in as_bgr)``."""
+    message = " ".join(str(exc).split())
+    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        where = f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    return f"{name}: unexpected error while {doing}: {what}{where}"
+
+
 def _probe_file(spec: SourceSpec) -> None:
     """Open a video file and decode its first frame; raise :class:`BadInput` when that fails."""
-    cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG)
-    try:
-        ok = cap.isOpened()
-        if ok:
-            ok, image = cap.read()
-            ok = ok and image is not None and image.size > 0
-    finally:
-        cap.release()
+    with opencv_quiet():  # the BadInput line below says what is wrong
+        cap = cv2.VideoCapture(str(spec.target), cv2.CAP_FFMPEG)
+        try:
+            ok = cap.isOpened()
+            if ok:
+                ok, image = cap.read()
+                ok = ok and image is not None and image.size > 0
+        finally:
+            cap.release()
     if not ok:
         raise BadInput(f"{spec.name}: not a video OpenCV can decode (corrupt, empty, or an "
                        f"unsupported format; expected {', '.join(VIDEO_EXTENSIONS)})")
@@ -483,53 +511,64 @@ class FrameSource:
                 self._set_status(state="connecting")
             count = 0
             fps = self.config.fps or self.config.folder_fps
+            error: str | None = None
+            reader: _Reader | None = None
             try:
                 reader = self._open()
+                fps = self.config.fps or reader.fps or self.config.folder_fps
+                period = 1.0 / fps
+                due = time.monotonic()
+                for image, index in self._frames(reader):
+                    t = (media_offset + index * period if offline
+                         else time.monotonic() - started)
+                    self._publish(image, index if offline else self._seq, t, loop)
+                    count += 1
+                    attempt = 0
+                    if offline and not self.config.realtime:
+                        self._wait_taken()
+                    elif offline:
+                        due += period
+                        delay = due - time.monotonic()
+                        if delay < -period:  # fell behind (slow decode): don't burst
+                            due = time.monotonic()
+                        elif delay > 0 and self._stop.wait(delay):
+                            break
             except SourceError as exc:
-                error: str | None = str(exc)
-            else:
-                try:
-                    fps = self.config.fps or reader.fps or self.config.folder_fps
-                    period = 1.0 / fps
-                    due = time.monotonic()
-                    for image, index in self._frames(reader):
-                        t = (media_offset + index * period if offline
-                             else time.monotonic() - started)
-                        self._publish(image, index if offline else self._seq, t, loop)
-                        count += 1
-                        attempt = 0
-                        if offline and not self.config.realtime:
-                            self._wait_taken()
-                        elif offline:
-                            due += period
-                            delay = due - time.monotonic()
-                            if delay < -period:  # fell behind (slow decode): don't burst
-                                due = time.monotonic()
-                            elif delay > 0 and self._stop.wait(delay):
-                                break
-                finally:
-                    reader.close()
-                if self._stop.is_set():
+                error = str(exc)
+            except Exception as exc:  # a bug in a reader, a frame as_bgr cannot convert, ...
+                # fails this attempt like a camera that drops out, instead of ending the
+                # thread while the status still says "live"
+                doing = "opening" if reader is None else f"reading frame {count + 1}"
+                error = _unexpected(self.spec.name, doing, exc)
+            finally:
+                if reader is not None:
+                    try:
+                        reader.close()
+                    except Exception as exc:
+                        error = error or _unexpected(self.spec.name, "closing", exc)
+            if self._stop.is_set():
+                break
+            if error is None and count > 0 and offline:  # the pass came to its end
+                media_offset += count * (1.0 / fps)
+                short = _ends_early(self.spec.name, count, getattr(reader, "expected", 0))
+                said = {"last_error": short} if short else {}
+                if not self.config.loop:
+                    self._set_status(state="ended", retry_in=None, fps=0.0, **said)
                     break
-                if count > 0 and offline:
+                loop += 1
+                self._set_status(loops=loop, **said)
+                continue
+            if error is not None:
+                if count > 0 and offline:  # media time goes on across the retry
                     media_offset += count * (1.0 / fps)
-                    short = _ends_early(self.spec.name, count,
-                                        getattr(reader, "expected", 0))
-                    said = {"last_error": short} if short else {}
-                    if not self.config.loop:
-                        self._set_status(state="ended", retry_in=None, fps=0.0, **said)
-                        break
-                    loop += 1
-                    self._set_status(loops=loop, **said)
-                    continue
-                if offline and self.spec.kind == "folder":
-                    error = f"{self.spec.name}: no image in the folder could be read"
-                elif offline:
-                    error = f"{self.spec.name}: no frame could be decoded"
-                elif count > 0:
-                    error = f"{self.spec.name}: the stream ended or disconnected"
-                else:
-                    error = f"{self.spec.name}: opened, but no frame could be read"
+            elif offline and self.spec.kind == "folder":
+                error = f"{self.spec.name}: no image in the folder could be read"
+            elif offline:
+                error = f"{self.spec.name}: no frame could be decoded"
+            elif count > 0:
+                error = f"{self.spec.name}: the stream ended or disconnected"
+            else:
+                error = f"{self.spec.name}: opened, but no frame could be read"
             attempt += 1
             if self.config.max_retries is not None and attempt > self.config.max_retries:
                 self._set_status(state="failed", last_error=error, attempt=attempt,

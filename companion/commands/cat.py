@@ -20,7 +20,7 @@ from companion.doomcat.catalogue import (
 )
 from companion.doomcat.geometry import facts, violations
 from companion.doomcat.layouts import all_layouts, load_layout
-from companion.errors import BadInput, DataFileError
+from companion.errors import BadInput, DataFileError, unknown_name
 from vision.readings import SigilState
 
 
@@ -108,12 +108,13 @@ def score(args: argparse.Namespace) -> int:
 
 def simulate(args: argparse.Namespace) -> int:
     """Play seeded solo games with a policy and report the win rate and scores."""
+    from companion.doomcat.policies import POLICIES
     from companion.doomcat.simulate import SimConfig
     from companion.doomcat.simulate import simulate as run
 
     goals = game_goals(args.goals)
-    if args.policy not in ("greedy", "random"):
-        raise BadInput(f"--policy: unknown policy {args.policy!r}: use greedy or random")
+    if args.policy not in POLICIES:
+        raise unknown_name("policy", args.policy, POLICIES, option="--policy")
     fam = familiar(args.familiar).id if args.familiar else None
     report = run(SimConfig(games=args.games, goals=tuple(g.number for g in goals),
                            policy=args.policy, seed=args.seed, familiar=fam))

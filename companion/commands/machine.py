@@ -6,11 +6,15 @@ import argparse
 import time
 
 from companion.cli import print_json
+from companion.errors import unknown_name
+from companion.machine.policies import POLICIES
 from companion.machine.simulate import simulate as run
 
 
 def simulate(args: argparse.Namespace) -> int:
     """Play ``--games`` seeded games with ``--policy`` and print the report."""
+    if args.policy not in POLICIES:
+        raise unknown_name("policy", args.policy, POLICIES, option="--policy")
     start = time.perf_counter()
     report = run(args.games, args.policy, args.seed, args.hard)
     seconds = time.perf_counter() - start

@@ -191,11 +191,15 @@ def _open_after(card: Card, move: dict[str, Any]) -> int:
     return len(still)
 
 
+POLICIES: dict[str, Callable[[Sequence[int]], Policy]] = {
+    "random": lambda goals: random_policy, "greedy": Greedy}
+
+
 def make_policy(name: str, goals: Sequence[int]) -> Policy:
-    """``"greedy"`` or ``"random"``; :class:`~companion.errors.BadInput` otherwise."""
-    if name == "random":
-        return random_policy
-    if name == "greedy":
-        return Greedy(goals)
-    from companion.errors import BadInput
-    raise BadInput(f"unknown policy {name!r}: use greedy or random")
+    """``"greedy"`` or ``"random"`` (see :data:`POLICIES`) for a game of ``goals``;
+    :class:`~companion.errors.BadInput` otherwise."""
+    from companion.errors import unknown_name
+
+    if name not in POLICIES:
+        raise unknown_name("policy", name, POLICIES)
+    return POLICIES[name](goals)

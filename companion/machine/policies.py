@@ -254,10 +254,10 @@ POLICIES: dict[str, Callable[[], Policy]] = {"random": lambda: random_policy, "g
 
 def get_policy(name: str) -> Policy:
     """The policy called ``name`` (``random`` or ``greedy``)."""
-    from companion.errors import BadInput
+    from companion.errors import unknown_name
 
     if name not in POLICIES:
-        raise BadInput(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
+        raise unknown_name("policy", name, POLICIES)
     return POLICIES[name]()
 
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import threading
 import zlib
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.imageio import InvalidImage, as_bgr, decode_image, read_image
+from vision.imageio import InvalidImage, as_bgr, decode_image, opencv_quiet, read_image
 
 
 def _png(image: np.ndarray) -> bytes:
@@ -177,3 +178,30 @@ def test_a_jpeg_cut_where_a_marker_should_start_is_truncated():
     for cut in (data[:2], data[:first], data[:first] + b"\xff\xff"):
         with pytest.raises(InvalidImage, match="ends before its end-of-image marker"):
             decode_image(cut, name="cut.jpg")
+
+
+def test_opencv_quiet_overlapping_in_two_threads_restores_the_level_once_both_left():
+    log = cv2.utils.logging
+    before = log.getLogLevel()
+    inside, leave, left = threading.Event(), threading.Event(), threading.Event()
+
+    def other() -> None:  # a capture opening a camera for seconds while an image is decoded
+        with opencv_quiet():
+            inside.set()
+            leave.wait(20)
+        left.set()
+
+    threading.Thread(target=other, daemon=True).start()
+    assert inside.wait(20)
+    entered = threading.Event()
+
+    def second() -> None:
+        with opencv_quiet():  # does not wait for the other thread to leave
+            entered.set()
+
+    threading.Thread(target=second, daemon=True).start()
+    assert entered.wait(20)
+    assert log.getLogLevel() == log.LOG_LEVEL_SILENT  # the other thread is still inside
+    leave.set()
+    assert left.wait(20)
+    assert log.getLogLevel() == before != log.LOG_LEVEL_SILENT

@@ -338,3 +338,81 @@ def test_a_looping_file_that_disappears_is_retried_and_comes_back(tmp_path):
         assert src.wait_for(lambda s: s.state == "live" and s.loops >= 1, WAIT)
         again = src.next_frame(after=third.seq, timeout=WAIT)
     assert again is not None and again.index == 0 and again.t > first[-1].t
+
+
+# ---------------------------------------------------------------- unexpected errors
+class _FakeCapture:
+    """A camera whose ``read`` gives a frame ``as_bgr`` cannot convert (int32 pixels) as its
+    ``bad``-th frame of every opening, and good frames otherwise."""
+
+    def __init__(self, bad: int) -> None:
+        self.bad = bad
+        self.reads = 0
+
+    def isOpened(self) -> bool:  # cv2.VideoCapture's name
+        return True
+
+    def get(self, prop: int) -> float:
+        return 0.0
+
+    def read(self) -> tuple[bool, np.ndarray]:
+        self.reads += 1
+        if self.reads == self.bad:
+            return True, np.zeros((H, W, 3), np.int32)
+        return True, _frame(self.reads % N)
+
+    def release(self) -> None:
+        pass
+
+
+def test_an_unexpected_error_in_the_capture_is_retried_and_named(monkeypatch):
+    opened: list[_FakeCapture] = []
+
+    def fake_open(spec, config):
+        opened.append(_FakeCapture(bad=3))
+        return opened[-1]
+
+    monkeypatch.setattr("vision.sources._open_capture", fake_open)
+    with open_source("5", SourceConfig(backoff_initial=0.01, backoff_max=0.05)) as src:
+        assert src.wait_for(lambda s: s.state == "retrying", WAIT)
+        retrying = src.status
+        # the thread lives on: the camera is opened again and frames come again
+        assert src.wait_for(lambda s: s.state == "live" and s.frames > 2, WAIT)
+        assert src._thread is not None and src._thread.is_alive()
+    assert len(opened) >= 2
+    assert retrying.attempt == 1 and retrying.retry_in == 0.01
+    error = retrying.last_error or ""
+    assert error.startswith("webcam 5: ") and "reading frame 3" in error
+    assert "InvalidImage" in error and "unsupported pixel type int32" in error
+    assert "as_bgr" in error  # where it happened
+    assert "\n" not in error
+
+
+def test_an_unexpected_error_opening_a_source_fails_after_max_retries(monkeypatch):
+    def broken_open(spec, config):
+        raise RuntimeError("a bug in the opener")
+
+    monkeypatch.setattr("vision.sources._open_capture", broken_open)
+    with open_source("5", SourceConfig(backoff_initial=0.001, max_retries=2)) as src:
+        assert src.wait_for(lambda s: s.state == "failed", WAIT)
+        status = src.status
+        thread = src._thread
+        assert thread is not None
+        thread.join(WAIT)
+        assert not thread.is_alive()
+    assert status.attempt == 3
+    assert "RuntimeError: a bug in the opener" in (status.last_error or "")
+    assert "opening" in (status.last_error or "")
+
+
+def test_opening_an_unreachable_webcam_keeps_opencv_quiet_and_restores_its_log(capfd):
+    log = cv2.utils.logging
+    before = log.getLogLevel()
+    config = SourceConfig(backoff_initial=0.001, max_retries=3)
+    with open_source("97", config) as src:
+        assert src.wait_for(lambda s: s.state == "failed", WAIT)
+        status = src.status
+    assert "cannot open the camera" in status.last_error  # the project's own line says it
+    err = capfd.readouterr().err
+    assert "WARN" not in err and "ERROR" not in err  # OpenCV's own lines, once per retry
+    assert log.getLogLevel() == before != log.LOG_LEVEL_SILENT
