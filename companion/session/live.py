@@ -204,6 +204,9 @@ class LiveLoop:
         self._placeholder = encode_jpeg(placeholder_frame(text))
         self._frame.jpeg = self._placeholder
         self._shown: np.ndarray | None = None   # the last view published (after resizing)
+        # the source has ended or failed for good and its last notice is published: the frame
+        # will not change any more
+        self.finished = False
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -239,7 +242,10 @@ class LiveLoop:
                     said = key
                     self.notice(status)
                 if state in FINAL_STATES:
-                    return   # nothing more will come
+                    with self._cond:   # nothing more will come: the streams may end
+                        self.finished = True
+                        self._cond.notify_all()
+                    return
                 continue
             said = None
             seq, frame, t, captured = got
@@ -295,8 +301,8 @@ class LiveLoop:
 
     def wait_frame(self, after: int, timeout: float) -> LiveFrame:
         with self._cond:
-            self._cond.wait_for(lambda: self._frame.seq != after or self._stop.is_set(),
-                                timeout)
+            self._cond.wait_for(lambda: self._frame.seq != after or self._stop.is_set()
+                                or self.finished, timeout)
             return self._frame
 
     def status(self) -> dict[str, Any]:

@@ -215,18 +215,19 @@ def register(app: Flask) -> None:
             seq = -1
             while not rt.hub.live_bus.closed:
                 frame = rt.live.wait_frame(seq, rt.config.sse_keepalive_s)
-                if frame.seq == seq and seq != -1:
-                    continue
-                seq = frame.seq
-                yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
-                       + str(len(frame.jpeg)).encode() + b"\r\n\r\n" + frame.jpeg + b"\r\n")
-                if rt.live.source is None:
-                    # a still placeholder: send it once more (a browser shows a multipart part
-                    # when the next one starts) and end, not to hold a server thread
-                    yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
-                           + str(len(frame.jpeg)).encode() + b"\r\n\r\n" + frame.jpeg
-                           + b"\r\n--frame--\r\n")
+                if frame.seq != seq or seq == -1:
+                    seq = frame.seq
+                    yield part(frame.jpeg)
+                if rt.live.source is None or rt.live.finished:
+                    # a still frame (no camera, or the notice of a source that has ended): send
+                    # it once more (a browser shows a multipart part when the next one starts)
+                    # and end, not to hold a server thread nor leave the page loading
+                    yield part(frame.jpeg) + b"--frame--\r\n"
                     return
+
+        def part(jpeg: bytes) -> bytes:
+            return (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                    + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
 
         return Response(stream_with_context(frames()),
                         mimetype="multipart/x-mixed-replace; boundary=frame",

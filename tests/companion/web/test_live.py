@@ -369,3 +369,32 @@ def test_a_roll_read_while_another_program_locks_the_database_is_stored_once_it_
     assert [e.get("refused") for e in readings["events"]] == [None]
     processor(frame, t)
     assert len(session.view()["log"]) == 1   # once
+
+
+def test_the_video_stream_of_a_source_that_has_ended_shows_its_notice_and_ends(tmp_path):
+    # a browser shows a multipart part only when the next one starts: after the video's end
+    # the stream sends the notice twice and closes, as for no camera, instead of holding the
+    # page loading (and the notice unseen) for ever
+    import threading
+
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite",
+                               source=str(_clip(tmp_path / "table.avi"))))
+    rt = app.extensions["doom"]
+    try:
+        rt.live._thread.join(WAIT)
+        assert not rt.live._thread.is_alive()
+        assert rt.live.frame().readings.get("source_state") == "ended"
+        # a stream that never ends is ended by closing the app after WAIT: the test fails
+        fired = threading.Event()
+        watchdog = threading.Timer(WAIT, lambda: (fired.set(), rt.close()))
+        watchdog.start()
+        for _ in range(2):   # a page opened after the end, and again on reload
+            res = app.test_client().get("/video.mjpg", buffered=False)
+            body = b"".join(res.response)
+            res.close()
+            assert not fired.is_set(), "the stream of an ended video never ends"
+            assert body.count(b"--frame\r\nContent-Type: image/jpeg") == 2
+            assert body.endswith(b"--frame--\r\n")
+        watchdog.cancel()
+    finally:
+        rt.close()
