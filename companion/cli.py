@@ -182,6 +182,13 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--hand-share", type=share, default=None, metavar="F",
                            help="share of photos with a hand over the card (default: as the "
                                 "scene conditions draw it, about 0.25)")
+            p.add_argument("--layout", action="append", metavar="L",
+                           help="layout to draw, repeatable (each photo takes one of those "
+                                "given): sigil letter A-D, a registered card name or a layout "
+                                ".json file (default: A, B, C and D). A layout not A-D is "
+                                "copied to OUT/layouts/NAME.json and the labels name that "
+                                "file, so eval sigil OUT reads the photos with it, "
+                                "unregistered")
 
     cards = sub.add_parser("cards", help="printable companion cards and card registration") \
         .add_subparsers(dest="cards_command", metavar="COMMAND", required=True)

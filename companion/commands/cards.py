@@ -5,8 +5,8 @@
   300 dpi).
 - ``cards register PHOTO --layout LAYOUT.json --name NAME``: store a printed card design (its
   layout and the rectified blank card the reader subtracts) in the registry.
-- ``render sigil OUT --count N --seed S``: synthetic labelled sigil photos (see
-  :func:`write_sigil_set`).
+- ``render sigil OUT --count N --seed S [--layout L]...``: synthetic labelled sigil photos of
+  the layouts given (default A-D; see :func:`write_sigil_set`).
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ def register(args: argparse.Namespace) -> int:
 
 
 def render_sigil(args: argparse.Namespace) -> int:
-    """Handler of ``render sigil``."""
-    layouts = [_load_layout(letter) for letter in SIGIL_LETTERS]
+    """Handler of ``render sigil``: the layouts of ``--layout`` (letters, registered cards,
+    layout files; A-D when none is given), each resolved before anything is written."""
+    layouts = [_load_layout(name) for name in (args.layout or SIGIL_LETTERS)]
     out = Path(args.out)
     labels = write_sigil_set(out, args.count, args.seed, layouts,
                              mid_turn_share=args.mid_turn_share,
@@ -98,6 +99,28 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]],
     }
 
 
+def _label_names(layouts: list[Any]) -> tuple[list[str | None], dict[str, Any]]:
+    """The name each label gives its layout (None: the state's own). A-D stay letters; any
+    other layout (a layout file, a registered card) is written to ``out/layouts/<name>.json``
+    and named by that path relative to ``out``, which ``eval sigil`` resolves in the folder of
+    ``labels.json``: the folder reads back with the layout it was drawn with, wherever it is
+    moved, and nothing needs registering. Returns the names and the layouts to write."""
+    from companion.doomcat.layouts import BUILTIN, Layout
+
+    names: list[str | None] = []
+    written: dict[str, Layout] = {}
+    for layout in layouts:
+        if not isinstance(layout, Layout) or (layout.name in BUILTIN
+                                              and layout == _load_layout(layout.name)):
+            names.append(None)
+            continue
+        if written.setdefault(layout.name, layout) != layout:
+            raise BadInput(f"two different layouts are named {layout.name!r} "
+                           f"({written[layout.name].source} and {layout.source})")
+        names.append(f"layouts/{layout.name}.json")
+    return names, written
+
+
 def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
                     px_per_mm: float = 8.0, marker_share: float = 0.5,
                     ghost_share: float = 0.3, mid_turn_share: float = 0.0,
@@ -108,6 +131,9 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     ``{"image", "sigil"}`` plus ``layout``, ``conditions`` (tilt, glare, ghosts, pen colour,
     hand, markers, ...), ``card_corners_px`` (TL, TR, BR, BL of the card as printed, frame
     pixels) and ``ghost_lines`` (pairs erased from an earlier game: not in the state).
+    A layout other than A-D is copied to ``out/layouts/<name>.json`` and the state's
+    ``layout`` is that path, relative to ``out`` (``eval sigil`` reads it there); ``layout``
+    beside the state keeps the layout's own name.
     ``mid_turn_share`` of the cards are caught in the middle of a turn
     (:meth:`calibration.states.RandomCards.photo`). ``marker_share`` of the cards are companion
     cards (markers), the others printed; ``hand_share`` of the photos have a hand over the
@@ -121,7 +147,12 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         raise BadInput(f"--count must be 1 or more, got {count}")
     if not layouts:
         raise BadInput("no layouts to render")
+    label_names, to_write = _label_names(layouts)
     output_folder(out)
+    for name, layout in to_write.items():
+        (out / "layouts").mkdir(exist_ok=True)
+        (out / "layouts" / f"{name}.json").write_text(
+            json.dumps(layout.to_json(), indent=1) + "\n", encoding="utf-8")
     cards = RandomCards(layouts)
     labels: list[dict[str, Any]] = []
     for i in range(count):
@@ -131,6 +162,9 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         geom = cards.geoms[k]
         frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
         ghosts = [list(g) for g in shot.ghosts]
+        state = label.to_json()
+        if label_names[k] is not None:
+            state["layout"] = label_names[k]
         conditions = info.conditions
         name = f"sigil_{i:05d}.jpg"
         ok, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY,
@@ -140,7 +174,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         (out / name).write_bytes(data.tobytes())
         labels.append({
             "image": name,
-            "sigil": label.to_json(),
+            "sigil": state,
             "layout": geom.name,
             "conditions": _conditions_doc(info, ink, card, ghosts, label),
             "card_corners_px": [[round(float(x), 1), round(float(y), 1)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -71,13 +72,19 @@ def read(args: argparse.Namespace) -> int:
 
 def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
     """The entries of ``folder/labels.json`` (:func:`read_labels`), each with its sigil state,
-    checked: the state's layout can be loaded (``eval sigil`` and ``bench sigil``)."""
+    checked: the state's layout can be loaded (``eval sigil`` and ``bench sigil``). A layout
+    named by a relative ``.json`` path found in ``folder`` (``render sigil --layout FILE``
+    writes ``layouts/NAME.json`` there) is read from ``folder``."""
     path = folder / "labels.json"
     out = []
     for i, entry in enumerate(read_labels(folder, "sigil")):
         if not isinstance(entry.get("sigil"), dict):
             raise DataFileError(str(path), f"$[{i}].sigil", "expected a sigil state object")
         truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        beside = folder / truth.layout
+        if truth.layout.endswith(".json") and not Path(truth.layout).is_absolute() \
+                and beside.is_file():  # a layout file that travels with the photos
+            truth = replace(truth, layout=str(beside))
         try:
             load_layout(truth.layout)
         except BadInput as exc:
