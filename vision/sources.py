@@ -62,6 +62,7 @@ Convention: images are OpenCV arrays, BGR ``uint8``, shape ``(H, W, 3)``.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -88,6 +89,12 @@ VIDEO_EXTENSIONS = (".mp4", ".avi", ".webm", ".mkv", ".mov", ".m4v", ".mjpeg", "
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 STREAM_SCHEMES = ("http", "https", "rtsp", "rtsps", "rtmp", "udp", "tcp", "srt")
 STATES = ("connecting", "live", "retrying", "ended", "failed", "stopped")
+
+# FFmpeg's own log (a "[tcp @ 0x...] Connection ... refused" line at every retry of a stream)
+# is not OpenCV's, which opencv_quiet() silences: this variable quietens it, read when OpenCV
+# first uses FFmpeg. The source's status says what is wrong, in one line of its own. A level
+# the user set is kept (e.g. OPENCV_FFMPEG_LOGLEVEL=32 to see FFmpeg's messages).
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
 
 
 @dataclass(frozen=True)
@@ -510,6 +517,8 @@ class FrameSource:
             if attempt == 0 and self._seq == 0:
                 self._set_status(state="connecting")
             count = 0
+            span = 0   # the pass's length in frames: the last delivered index + 1 (a folder's
+            # skipped images keep their places, so the next pass starts after them)
             fps = self.config.fps or self.config.folder_fps
             error: str | None = None
             reader: _Reader | None = None
@@ -523,6 +532,7 @@ class FrameSource:
                          else time.monotonic() - started)
                     self._publish(image, index if offline else self._seq, t, loop)
                     count += 1
+                    span = index + 1
                     attempt = 0
                     if offline and not self.config.realtime:
                         self._wait_taken()
@@ -549,7 +559,7 @@ class FrameSource:
             if self._stop.is_set():
                 break
             if error is None and count > 0 and offline:  # the pass came to its end
-                media_offset += count * (1.0 / fps)
+                media_offset += span / fps
                 short = _ends_early(self.spec.name, count, getattr(reader, "expected", 0))
                 said = {"last_error": short} if short else {}
                 if not self.config.loop:
@@ -560,7 +570,7 @@ class FrameSource:
                 continue
             if error is not None:
                 if count > 0 and offline:  # media time goes on across the retry
-                    media_offset += count * (1.0 / fps)
+                    media_offset += span / fps
             elif offline and self.spec.kind == "folder":
                 error = f"{self.spec.name}: no image in the folder could be read"
             elif offline:

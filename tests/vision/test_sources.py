@@ -200,6 +200,20 @@ def test_folder_of_pngs_skips_a_corrupt_image_and_says_so(tmp_path):
     assert status.bad_frames == 1 and "f2.png" in (status.last_error or "")
 
 
+def test_a_looping_folder_with_a_skipped_image_keeps_its_time_going_forward(tmp_path):
+    # f2 is skipped (corrupt): its place still takes its frame's time, so the next pass does
+    # not start at the time of this pass's last frame
+    for i in range(4):
+        cv2.imwrite(str(tmp_path / f"f{i}.png"), _frame(i))
+    (tmp_path / "f2.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    with open_source(str(tmp_path), SourceConfig(loop=True, realtime=False, fps=10.0)) as src:
+        frames = _drain(src, 7)
+    assert [f.index for f in frames] == [0, 1, 3, 0, 1, 3, 0]
+    times = [f.t for f in frames]
+    assert all(b > a for a, b in itertools.pairwise(times)), times
+    assert times[3] == pytest.approx(0.4)   # the second pass starts after the four places
+
+
 def test_folder_of_only_corrupt_images_retries_then_fails(tmp_path):
     (tmp_path / "a.png").write_bytes(b"not a png")
     config = SourceConfig(backoff_initial=0.001, max_retries=2)
@@ -416,3 +430,23 @@ def test_opening_an_unreachable_webcam_keeps_opencv_quiet_and_restores_its_log(c
     err = capfd.readouterr().err
     assert "WARN" not in err and "ERROR" not in err  # OpenCV's own lines, once per retry
     assert log.getLogLevel() == before != log.LOG_LEVEL_SILENT
+
+
+def test_retrying_an_unreachable_stream_prints_no_ffmpeg_lines(tmp_path):
+    # FFmpeg's own "[tcp @ 0x...] Connection ... refused" at every retry is not OpenCV's log;
+    # the source's status says what is wrong. A fresh process: FFmpeg reads its log level once.
+    import subprocess
+    import sys
+
+    code = ("from vision.sources import open_source, SourceConfig\n"
+            "c = SourceConfig(backoff_initial=0.001, max_retries=2, open_timeout=1.0)\n"
+            "with open_source('http://127.0.0.1:9/cam.mjpg', c) as s:\n"
+            "    assert s.wait_for(lambda st: st.state == 'failed', 20.0)\n"
+            "    print(s.status.last_error)\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=root, timeout=60, env={**__import__("os").environ,
+                                                     "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert "cannot connect to the stream" in done.stdout
+    assert "[tcp" not in done.stderr and "Connection" not in done.stderr, done.stderr
