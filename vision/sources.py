@@ -558,8 +558,9 @@ class FrameSource:
                         error = error or _unexpected(self.spec.name, "closing", exc)
             if self._stop.is_set():
                 break
-            if error is None and count > 0 and offline:  # the pass came to its end
+            if offline:  # media time goes on: across a loop, and across a retry
                 media_offset += span / fps
+            if error is None and count > 0 and offline:  # the pass came to its end
                 short = _ends_early(self.spec.name, count, getattr(reader, "expected", 0))
                 said = {"last_error": short} if short else {}
                 if not self.config.loop:
@@ -568,17 +569,15 @@ class FrameSource:
                 loop += 1
                 self._set_status(loops=loop, **said)
                 continue
-            if error is not None:
-                if count > 0 and offline:  # media time goes on across the retry
-                    media_offset += span / fps
-            elif offline and self.spec.kind == "folder":
-                error = f"{self.spec.name}: no image in the folder could be read"
-            elif offline:
-                error = f"{self.spec.name}: no frame could be decoded"
-            elif count > 0:
-                error = f"{self.spec.name}: the stream ended or disconnected"
-            else:
-                error = f"{self.spec.name}: opened, but no frame could be read"
+            if error is None:  # no frame at all, or a camera or stream that stopped sending
+                if offline and self.spec.kind == "folder":
+                    error = f"{self.spec.name}: no image in the folder could be read"
+                elif offline:
+                    error = f"{self.spec.name}: no frame could be decoded"
+                elif count > 0:
+                    error = f"{self.spec.name}: the stream ended or disconnected"
+                else:
+                    error = f"{self.spec.name}: opened, but no frame could be read"
             attempt += 1
             if self.config.max_retries is not None and attempt > self.config.max_retries:
                 self._set_status(state="failed", last_error=error, attempt=attempt,
