@@ -71,14 +71,25 @@ def placeholder_frame(lines: list[str], size: tuple[int, int] = (960, 540)) -> n
         cv2.line(img, (x, 0), (x, h), (48, 40, 40), 1)
     for y in range(0, h, 40):
         cv2.line(img, (0, y), (w, y), (48, 40, 40), 1)
-    y = h // 2 - 20 * len(lines)
+    write_lines(img, lines, h // 2 - 20 * len(lines), (200, 200, 200))
+    return img
+
+
+def write_lines(img: np.ndarray, lines: list[str], top: int,
+                grey: tuple[int, int, int]) -> None:
+    """Write ``lines`` centred on ``img`` in place, from ``top`` down: the first large and
+    orange, the others smaller in ``grey``; a line wider than the frame is shrunk to fit."""
+    w = img.shape[1]
+    y = top
     for i, text in enumerate(lines):
         scale = 1.0 if i == 0 else 0.6
         (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
-        cv2.putText(img, text, ((w - tw) // 2, y), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                    (150, 200, 255) if i == 0 else (200, 200, 200), 2, cv2.LINE_AA)
+        if tw > w - 20:
+            scale *= (w - 20) / tw
+            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
+        cv2.putText(img, text, (max(10, (w - tw) // 2), y), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                    (150, 200, 255) if i == 0 else grey, 2, cv2.LINE_AA)
         y += th + 22
-    return img
 
 
 def encode_jpeg(frame: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
@@ -95,17 +106,7 @@ def notice_frame(base: np.ndarray | None, lines: list[str],
     if base is None:
         return placeholder_frame(lines, size)
     img = (base.astype(np.float32) * 0.35).astype(np.uint8)
-    h, w = img.shape[:2]
-    y = h // 2 - 18 * len(lines)
-    for i, text in enumerate(lines):
-        scale = 1.0 if i == 0 else 0.6
-        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
-        if tw > w - 20:
-            scale *= (w - 20) / tw
-            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 2)
-        cv2.putText(img, text, (max(10, (w - tw) // 2), y), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                    (150, 200, 255) if i == 0 else (220, 220, 220), 2, cv2.LINE_AA)
-        y += th + 22
+    write_lines(img, lines, img.shape[0] // 2 - 18 * len(lines), (220, 220, 220))
     return img
 
 
@@ -265,12 +266,8 @@ class LiveLoop:
             overlay = cv2.resize(overlay, (self.config.max_width,
                                            round(h * self.config.max_width / w)),
                                  interpolation=cv2.INTER_AREA)
-        jpeg = encode_jpeg(overlay, self.config.jpeg_quality)
         self._shown = overlay
-        with self._cond:
-            self._frame = LiveFrame(seq=self._frame.seq + 1, jpeg=jpeg, captured_at=captured,
-                                    published_at=time.time(), readings=readings)
-            self._cond.notify_all()
+        self._put(encode_jpeg(overlay, self.config.jpeg_quality), captured, readings)
         self.frames += 1
         now = time.monotonic()
         if now - self._fps_t0 >= 1.0:
@@ -285,14 +282,16 @@ class LiveLoop:
         image = notice_frame(self._shown, source_notice(status))
         self.fps, self.frames, self._fps_t0 = 0.0, 0, time.monotonic()   # no frames now
         events = self.frame().readings.get("events", [])
-        jpeg = encode_jpeg(image, self.config.jpeg_quality)
-        with self._cond:
-            self._frame = LiveFrame(seq=self._frame.seq + 1, jpeg=jpeg, captured_at=time.time(),
-                                    published_at=time.time(),
-                                    readings={"dice": [], "events": list(events),
-                                              "source_state": status.get("state")})
-            self._cond.notify_all()
+        self._put(encode_jpeg(image, self.config.jpeg_quality), time.time(),
+                  {"dice": [], "events": list(events), "source_state": status.get("state")})
         self.bus.publish()
+
+    def _put(self, jpeg: bytes, captured: float, readings: dict[str, Any]) -> None:
+        """Make ``jpeg`` the frame every reader of the loop gets next, and wake them."""
+        with self._cond:
+            self._frame = LiveFrame(seq=self._frame.seq + 1, jpeg=jpeg, captured_at=captured,
+                                    published_at=time.time(), readings=readings)
+            self._cond.notify_all()
 
     # -- readers of the loop's output ----------------------------------------------------
     def frame(self) -> LiveFrame:
