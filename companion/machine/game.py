@@ -86,7 +86,6 @@ ROW_MAX = 10
 TRACK_MAX = 10
 REVEAL = 3
 NORMAL_DECK = 9
-GEAR_DEPTH = 4
 
 State = dict[str, Any]
 Event = dict[str, Any]
@@ -351,11 +350,13 @@ def _run_effects(state: State, effects: Iterable[dict[str, Any]], source: str,
         elif icon == "lock":
             _lock(state, effect["amount"], effect.get("remove_if"), log, who)
         elif icon == "gear":
+            # a part is cycled at most once by one chain of gears (two gears facing each
+            # other would cycle each other for ever); the chain ends, at the latest, at the
+            # ends of the row
             chain = chain or frozenset((source,))
             log.append(f"{who}: gear cycles the adjacent parts")
             for t in (left, right):
-                if t is not None and t not in chain and len(chain) < GEAR_DEPTH \
-                        and _row_index(state, t) >= 0:
+                if t is not None and t not in chain and _row_index(state, t) >= 0:
                     _advance(state, t, cat, log, chain | {t})
         elif icon == "damage_parts":
             target = effect["target"]

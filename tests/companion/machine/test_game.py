@@ -468,6 +468,26 @@ def test_gears_that_face_each_other_stop(cat):
     assert all(0 <= s["pos"] <= 3 for s in state["row"])
 
 
+def test_every_gear_in_a_chain_cycles_its_next_neighbour(cat):
+    """Card Effect Icons: "Gear — Instantly triggers an additional track cycle for any cards
+    immediately adjacent to it." A neighbour that a gear cycles onto its own gear cycles its
+    other neighbour in turn, however long the chain: here the fifth part of a row of five
+    gears (each part is cycled once by the chain, none twice)."""
+    from companion.machine.catalogue import Catalogue, PlayerCard, parts_from_json
+
+    from .conftest import TEST_PARTS
+    row = ["sum", "gt", "dbl", "pair", "f1"]
+    doc = json.loads(json.dumps(TEST_PARTS))
+    for p in doc["parts"]:
+        if p["id"] in row:
+            p["track"] = ["start", [{"icon": "gear"}], "dead"]
+    gears = Catalogue(parts=parts_from_json(doc), player=PlayerCard())
+    state = apply(started(gears, row=row), {"type": "end_turn"}, gears)
+    state = apply(state, {"type": "cycle", "part": "sum"}, gears)
+    assert [s["pos"] for s in state["row"]] == [1, 1, 1, 1, 1]
+    assert sum("gear cycles the adjacent parts" in line for line in state["log"]) == 5
+
+
 def test_lock_sets_a_die_aside_for_the_next_turn(cat):
     state = started(cat, row=["all"])
     state, log = machine(state, cat)
