@@ -45,7 +45,8 @@ cycle        [part], [locks: [id, ...]]           the machine phase, one part at
                                                   ``locks`` names the dice the player chooses
                                                   for lock icons, any die not locked or
                                                   removed (default: the lowest id not on a
-                                                  shield)
+                                                  shield); naming more dice than the cycle
+                                                  fires locks is refused
 grow         [part]                               the row slides right and a part is drawn
                                                   (optionally the named one: the card turned
                                                   over at the table); the next turn begins
@@ -654,10 +655,27 @@ def _cycle(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
         if x in locks[:k]:
             raise IllegalAction("cycle", f"field 'locks' names {die_name(x)} twice: each lock "
                                 f"sets aside another die")
-    state["pending"] = pending[1:]
-    state["_locks"] = list(locks)
-    _advance(state, pending[0], cat, log)
-    del state["_locks"]
+    if not locks:
+        state["pending"] = pending[1:]
+        _advance(state, pending[0], cat, log)
+        return
+    # the dice chosen for locks: the cycle runs on a copy, so that a choice no lock takes is
+    # refused before anything changes
+    trial = copy_state(state)
+    trial["pending"] = pending[1:]
+    trial["_locks"] = list(locks)
+    trial_log: list[str] = []
+    _advance(trial, pending[0], cat, trial_log)
+    unused = trial.pop("_locks")
+    if unused:
+        fired = len(locks) - len(unused)
+        what = ("no lock fires" if fired == 0 else "only 1 lock fires" if fired == 1
+                else f"only {fired} locks fire")
+        raise IllegalAction("cycle", f"field 'locks' names {dice_names(locks)} but {what} on "
+                            f"this cycle: a die is chosen only for a lock icon")
+    state.clear()
+    state.update(trial)
+    log.extend(trial_log)
 
 
 def _grow(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:

@@ -669,6 +669,22 @@ def test_a_lock_refuses_a_die_it_cannot_take(cat):
     assert 2 not in lockable(state)
 
 
+def test_a_lock_choice_without_a_lock_is_refused(cat):
+    """"Lock — Choose one of your dice and set it aside": a die is chosen for a lock icon the
+    cycle fires, and only then. A cycle naming more dice in 'locks' than it fires locks is
+    refused with the reason (it used to be stored, the extra dice silently not locked), and
+    nothing changes."""
+    state = apply(started(cat, row=["sum", "all"]), {"type": "end_turn"}, cat)
+    refused(state, {"type": "cycle", "part": "sum", "locks": [1]}, cat,
+            "field 'locks' names die 2 but no lock fires on this cycle")
+    state = apply(state, {"type": "cycle", "part": "sum", "locks": []}, cat)
+    refused(state, {"type": "cycle", "part": "all", "locks": [1, 2]}, cat,
+            "field 'locks' names dice 2, 3 but only 1 lock fires on this cycle")
+    after = apply(state, {"type": "cycle", "part": "all", "locks": [2]}, cat)
+    assert [d["id"] for d in after["dice"] if d["at"] == "locked"] == [2]
+    assert "ALL locks die 3: it sits out the next turn" in after["log"]
+
+
 def test_lock_choices_see_a_lock_fired_through_a_gear(cat):
     # gt's gear cycles "all" onto its lock icon: the player chooses that die too
     state = apply(started(cat, row=["gt", "all"]), {"type": "end_turn"}, cat)
