@@ -537,7 +537,7 @@ def _modify(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     die = _die(state, event, "modify")
     _in_hand(die, "modify")
     delta = event.get("delta")
-    if delta not in (1, -1) or isinstance(delta, bool):
+    if isinstance(delta, bool) or not isinstance(delta, int) or delta not in (1, -1):
         raise IllegalAction("modify", f"field 'delta' must be +1 or -1, got {delta!r}")
     if die["rerolled"]:
         raise IllegalAction("modify", f"{die_name(die['id'])} was re-rolled this turn: "
@@ -592,6 +592,9 @@ def _attack(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
     ids = event.get("dice")
     if not isinstance(ids, list) or not ids:
         raise IllegalAction("attack", "field 'dice' must be a list of die ids")
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in ids):
+        raise IllegalAction("attack", f"field 'dice' must list die ids (whole numbers), "
+                            f"got {ids!r}")
     dice = [_die(state, {"die": x}, "attack") for x in ids]
     if len({d["id"] for d in dice}) != len(dice):
         raise IllegalAction("attack", "the same die is used twice")

@@ -143,6 +143,10 @@ def test_modifier_slot_changes_a_die_by_one(cat):
     (1, -1, "ones may not become sixes"),
     (3, 2, "must be \\+1 or -1"),
     (3, 0, "must be \\+1 or -1"),
+    # "modify its face value by +/- 1 pip": a die shows whole pips (1.0 used to be taken and
+    # left the die showing 4.0)
+    (3, 1.0, "must be \\+1 or -1, got 1.0"),
+    (3, "1", "must be \\+1 or -1"),
 ])
 def test_modifier_never_wraps_and_moves_by_one(cat, face, delta, reason):
     state = started(cat, faces=[face, 2, 2, 2, 2])
@@ -267,6 +271,10 @@ def test_a_condition_needs_exactly_its_number_of_dice(cat):
     refused(state, {"type": "attack", "part": "pair", "dice": [0]}, cat, "not in play")
     refused(state, {"type": "attack", "part": "nope", "dice": [0]}, cat, "is not a part")
     refused(state, {"type": "attack", "part": "eo", "dice": []}, cat, "list of die ids")
+    # the refusal names the field the event has: 'dice' (it said "field 'die'")
+    refused(state, {"type": "attack", "part": "eo", "dice": ["a"]}, cat,
+            "field 'dice' must list die ids \\(whole numbers\\), got \\['a'\\]")
+    refused(state, {"type": "attack", "part": "eo", "dice": [True]}, cat, "field 'dice'")
 
 
 def test_a_part_can_be_damaged_several_times_a_turn(cat):
