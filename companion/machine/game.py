@@ -406,9 +406,14 @@ def _advance(state: State, part_id: str, cat: Catalogue, log: list[str],
 
 
 def _destroy(state: State, part_id: str, cat: Catalogue, log: list[str]) -> None:
-    """Remove a part at 0 HP: its destroyed effect fires, its die joins the pool, gap closes."""
+    """Remove a part at 0 HP: its destroyed effect fires, its die joins the pool, gap closes.
+
+    Parts a destroyed effect brings to 0 are destroyed in turn. Once the game is over (the
+    Doom Core destroyed, or the player at 0 HP) the parts already at 0 still leave play, but
+    no destroyed effect fires and the first outcome stands.
+    """
     queue = [part_id]
-    while queue and state["phase"] != "over":
+    while queue:
         pid = queue.pop(0)
         i = _row_index(state, pid)
         if i < 0:
@@ -430,12 +435,11 @@ def _destroy(state: State, part_id: str, cat: Catalogue, log: list[str]) -> None
         else:
             log.append(f"your pool already holds {yellow} yellow dice ({len(pool)} dice in "
                        f"all): its die goes back in the tin")
-        if part.core:
+        if part.core and state["phase"] != "over":
             state["phase"] = "over"
             state["outcome"] = "won"
             log.append("the Doom Core is destroyed: you win")
-            return
-        if part.destroyed:
+        if part.destroyed and state["phase"] != "over":
             log.append(f"{part.name}'s destroyed effect: "
                        + "; ".join(describe_effect(e) for e in part.destroyed))
             queue.extend(_run_effects(state, part.destroyed, pid, left, right, cat, log))

@@ -568,6 +568,25 @@ def test_destroying_the_doom_core_wins(cat):
     assert legal_actions(state, cat) == []
 
 
+def test_parts_brought_to_zero_with_the_doom_core_leave_play_too(cat):
+    """Destroying a Machine Part: "If you successfully destroy a machine part by reducing its HP
+    die to zero, remove the card from play and add that part's die to your permanent pool."
+    A destroyed effect ("deal 1 damage to all parts in play") brings the Doom Core and another
+    part to 0 at once: the game is won, and neither card stays in the row at HP 0 (the other
+    part used to stay there, its die not added)."""
+    state = started(cat, row=["core", "f1", "eo"], faces=[2, 3, 1, 1, 1])
+    state["row"][0]["hp"] = 1
+    state = apply(state, {"type": "attack", "part": "eo", "dice": [0]}, cat)
+    assert [s["hp"] for s in state["row"]] == [1, 1, 1]
+    state = apply(state, {"type": "attack", "part": "eo", "dice": [1]}, cat)
+    assert (state["phase"], state["outcome"]) == ("over", "won")
+    assert state["row"] == []
+    assert sorted(state["destroyed"]) == ["core", "eo", "f1"]
+    assert [d["color"] for d in state["dice"]] == ["black"] * 5 + ["yellow"] * 3
+    assert "F1 is destroyed" in state["log"]
+    assert "the Doom Core is destroyed: you win" in state["log"]
+
+
 def test_zero_hp_loses(cat):
     state = started(cat, row=["eo"], hp=3)
     state = cycle_all(state, cat)
