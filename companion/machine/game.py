@@ -296,6 +296,7 @@ def _lock(state: State, count: int, remove_if: dict[str, Any] | None, log: list[
                        f"{remove_if['gt']}, removes it from play")
         else:
             die["at"] = "locked"
+            die["locked_on"] = state["turn"]   # it sits out the turn after this one
             log.append(f"{who} locks {die_name(die['id'])}: it sits out the next turn")
 
 
@@ -629,8 +630,12 @@ def _end_turn(state: State, event: Event, cat: Catalogue, log: list[str]) -> Non
     _need_phase(state, "end_turn", "player")
     unplayed = [d["id"] for d in state["dice"] if d["at"] == "hand"]
     for d in state["dice"]:
-        if d["at"] in ("hand", "locked"):
+        # a die locked before this turn has sat it out; one locked during it (a destroyed
+        # effect) sits out the next turn
+        if d["at"] == "hand" or (d["at"] == "locked"
+                                 and d.get("locked_on", -1) < state["turn"]):
             d["at"] = "spent"
+            d.pop("locked_on", None)
     state["phase"] = "machine"
     state["pending"] = [s["part"] for s in state["row"]]
     verb = "is" if len(unplayed) == 1 else "are"

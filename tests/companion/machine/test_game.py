@@ -519,6 +519,35 @@ def test_lock_removes_the_die_when_sentience_is_high(cat):
     assert view_["pool"] == 4
 
 
+def test_a_lock_fired_in_the_player_phase_sits_out_the_next_turn(cat):
+    """Card Effect Icons: "Lock — Choose one of your dice and set it aside. It does not get
+    rolled or placed on your next turn." A lock can fire in the player phase too (a destroyed
+    effect, on an edited catalogue): the die is set aside at once and is not rolled on the next
+    turn. It used to be spent at the end of the turn and rolled again on the next."""
+    from companion.machine.catalogue import Catalogue, PlayerCard, parts_from_json
+
+    from .conftest import TEST_PARTS
+    doc = json.loads(json.dumps(TEST_PARTS))
+    for p in doc["parts"]:
+        if p["id"] == "f1":
+            p["destroyed"] = [{"icon": "lock", "amount": 1}]
+    locks = Catalogue(parts=parts_from_json(doc), player=PlayerCard())
+    state = started(locks, row=["f1", "sum"], faces=[1, 2, 3, 4, 5])
+    state = apply(state, {"type": "attack", "part": "f1", "dice": [0]}, locks)
+    # the default choice: the lowest die not on a shield, here the die just spent
+    assert "F1 locks die 1: it sits out the next turn" in state["log"]
+    refused(state, {"type": "attack", "part": "sum", "dice": [0, 1, 2]}, locks,
+            "die 1 is locked this turn")
+    state, _ = machine(state, locks)
+    assert state["dice"][0]["at"] == "locked"
+    rolled = {str(i): 3 for i in range(1, 6)}  # the four others and f1's yellow die
+    refused(state, {"type": "roll", "dice": {**rolled, "0": 3}}, locks, "not rollable: 0")
+    state = apply(state, {"type": "roll", "dice": rolled}, locks)
+    assert "locked this turn: die 1" in state["log"][0]
+    state, _ = machine(state, locks)  # it sat out that turn: back in the turn after
+    assert state["dice"][0]["at"] == "ready"
+
+
 # ---------------------------------------------------------------------------- the row
 
 def test_never_more_than_ten_parts_in_play(cat):
