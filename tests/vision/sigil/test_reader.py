@@ -205,3 +205,43 @@ def test_every_detour_a_player_draws_is_a_band_hypothesis(name: str) -> None:
             drawn = geom.detour(a, b, round(float(clearance), 1))
             assert any(h * drawn > 0 and abs(h - drawn) < 3.0 for h in hypotheses), \
                 f"{name} {a}-{b}: drawn with bow {drawn:.1f}, hypotheses {hypotheses}"
+
+
+def _with_ghost_digit(card: np.ndarray, box: tuple[float, float, float, float], value: int,
+                      alpha: float) -> np.ndarray:
+    """``card`` with ``value`` written in ``box`` and erased, leaving ``alpha`` of its ink."""
+    import cv2
+
+    from tests.vision.sigil.cards import PPM
+
+    layer = card.copy()
+    x0, y0, x1, y1 = box
+    (tw, th), _ = cv2.getTextSize(str(value), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 4)
+    cv2.putText(layer, str(value), (round((x0 + x1) / 2 * PPM - tw / 2),
+                                    round((y0 + y1) / 2 * PPM + th / 2)),
+                cv2.FONT_HERSHEY_SIMPLEX, 1.6, (40, 40, 40), 4, cv2.LINE_AA)
+    return cv2.addWeighted(layer, alpha, card, 1 - alpha, 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_faint_digit_beyond_a_blank_box_is_not_writing(seed: int,
+                                                         reference: np.ndarray) -> None:
+    """Each turn writes in the leftmost empty box: a faint digit (an erased one, as dark as
+    a pale pen) two boxes beyond the last one written, with a blank box between, is not read
+    as a number the player wrote: it is unknown (the blank box may hold a pale digit missed,
+    or the faint one is an erased game's); the same faint digit in the box right after the
+    written ones is read (it may be a pale pen's)."""
+    rng = np.random.default_rng(seed)
+    card = draw_state(LAYOUT, STATE, rng)
+    frame, _ = photograph(_with_ghost_digit(card, LAYOUT.top_boxes[4], 5, 0.3), rng)
+    beyond = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert "faint_mm2" in beyond.boxes[4]
+    assert beyond.state.top == STATE.top  # box 4 not read as a 5
+    assert [u for u in beyond.state.unknown if u.startswith("top")] == ["top 4"]
+    four = SigilState.of("A", lines=STATE.lines, crossed=STATE.crossed,
+                         top=[*STATE.top[:3], TopBox(6), None, None, None])
+    rng = np.random.default_rng(seed)
+    card = draw_state(LAYOUT, four, rng)
+    frame, _ = photograph(_with_ghost_digit(card, LAYOUT.top_boxes[4], 5, 0.3), rng)
+    next_box = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert next_box.state.top[:5] == (*four.top[:4], TopBox(5))
