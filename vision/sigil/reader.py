@@ -128,6 +128,9 @@ class SigilConfig:
     # stroke is narrower, a shadow or a smudge wider; a circled digit can cover more than half
     # of the box, so that a level of the whole box, such as its median, is ink)
     box_faint_open_mm: float = 3.0
+    # boxes are written from the left: a box read only by the faint-ink test beyond a box
+    # read empty is unknown (an erased game's digit, or a pale one after a pale digit missed)
+    box_fill_order: bool = True
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
     digit_faint_min_prob: float = 0.8
@@ -944,6 +947,15 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 results[k] = "unknown"
             else:
                 results[k] = TopBox(d + 1, bool(pc[j] >= cfg.circle_prob))
+    if cfg.box_fill_order and None in results:
+        # each turn writes in the leftmost empty box: faint ink beyond a box read empty is
+        # an erased game's digit, or that box held a pale digit the faint test missed; which
+        # one the boxes cannot tell (strong ink there is left alone: the empty box was missed)
+        blank = results.index(None)
+        for k in range(blank + 1, len(results)):
+            if isinstance(results[k], TopBox) and "faint_mm2" in info[k]:
+                results[k] = "unknown"
+                info[k]["beyond_empty"] = blank
     return results, info
 
 
