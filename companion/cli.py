@@ -182,6 +182,18 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--hand-share", type=share, default=None, metavar="F",
                            help="share of photos with a hand over the card (default: as the "
                                 "scene conditions draw it, about 0.25)")
+            p.add_argument("--scene", action="append", metavar="FIELD=VALUE",
+                           help="fix a scene condition for every photo, repeatable (fields: "
+                                "tilt_deg 0-90, tilt_dir_deg, rotation_deg, fill (share of the "
+                                "frame the card covers), center X,Y, focal_px, light, warmth "
+                                "-1..1, exposure, glare (0 none), shadow, hand true/false, "
+                                "defocus_px, motion_px, noise, jpeg_quality, background); "
+                                "the seed's other draws are unchanged")
+            p.add_argument("--ink", action="append", metavar="FIELD=VALUE",
+                           help="fix a property of the pen for every photo, repeatable "
+                                "(fields: pen_color, width_mm, opacity (a half-dry pen: "
+                                "0.4-0.6), wobble_mm, curve, cross_style, ghost_opacity, "
+                                "ghost_color, ghost_marks true/false, smudges)")
             p.add_argument("--layout", action="append", metavar="L",
                            help="layout to draw, repeatable (each photo takes one of those "
                                 "given): sigil letter A-D, a registered card name or a layout "

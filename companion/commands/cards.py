@@ -61,11 +61,21 @@ def register(args: argparse.Namespace) -> int:
 def render_sigil(args: argparse.Namespace) -> int:
     """Handler of ``render sigil``: the layouts of ``--layout`` (letters, registered cards,
     layout files; A-D when none is given), each resolved before anything is written."""
+    from vision.render.sigil import InkStyle, PhotoConditions, fixed_fields
+
     layouts = [_load_layout(name) for name in (args.layout or SIGIL_LETTERS)]
+    fixed = {}
+    for flag, kind, items in (("--scene", PhotoConditions, args.scene),
+                              ("--ink", InkStyle, args.ink)):
+        try:
+            fixed[flag] = fixed_fields(kind, items or [])
+        except ValueError as exc:
+            raise BadInput(f"{flag}: {exc}") from None
     out = Path(args.out)
     labels = write_sigil_set(out, args.count, args.seed, layouts,
                              mid_turn_share=args.mid_turn_share,
-                             marker_share=args.marker_share, hand_share=args.hand_share)
+                             marker_share=args.marker_share, hand_share=args.hand_share,
+                             scene=fixed["--scene"], ink=fixed["--ink"])
     print(f"wrote {len(labels)} photos and labels.json to {out}")
     return 0
 
@@ -124,7 +134,8 @@ def _label_names(layouts: list[Any]) -> tuple[list[str | None], dict[str, Any]]:
 def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
                     px_per_mm: float = 8.0, marker_share: float = 0.5,
                     ghost_share: float = 0.3, mid_turn_share: float = 0.0,
-                    hand_share: float | None = None) -> list[dict[str, Any]]:
+                    hand_share: float | None = None, scene: dict[str, Any] | None = None,
+                    ink: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Render ``count`` labelled sigil photos into ``out`` and write ``out/labels.json``.
 
     Image ``i`` depends only on ``(seed, i)``. Each label is DESIGN.md's
@@ -138,7 +149,10 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     (:meth:`calibration.states.RandomCards.photo`). ``marker_share`` of the cards are companion
     cards (markers), the others printed; ``hand_share`` of the photos have a hand over the
     card (None: as :func:`vision.render.sigil.sample_conditions` draws it, and the photos of a
-    seed are the same as before the option existed).
+    seed are the same as before the option existed). ``scene`` fixes fields of the scene
+    conditions (:class:`vision.render.sigil.PhotoConditions`) and ``ink`` fields of the pen
+    (:class:`vision.render.sigil.InkStyle`) for every photo; every random draw is made as
+    without them, so the states and everything not fixed are those of the seed.
     """
     from calibration.states import RandomCards
     from companion.cli import output_folder
@@ -154,11 +168,13 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         (out / "layouts" / f"{name}.json").write_text(
             json.dumps(layout.to_json(), indent=1) + "\n", encoding="utf-8")
     cards = RandomCards(layouts)
+    ink_fixed = dict(ink) if ink else None
+    scene_fixed = dict(scene) if scene else {}
     labels: list[dict[str, Any]] = []
     for i in range(count):
         k, shot, _ = cards.photo(seed, i, mid_turn_share=mid_turn_share, px_per_mm=px_per_mm,
                                  marker_share=marker_share, ghost_share=ghost_share,
-                                 hand_share=hand_share)
+                                 hand_share=hand_share, ink_fixed=ink_fixed, **scene_fixed)
         geom = cards.geoms[k]
         frame, label, info, card, ink = shot.frame, shot.label, shot.info, shot.card, shot.ink
         ghosts = [list(g) for g in shot.ghosts]

@@ -56,8 +56,9 @@ from vision.render.cardface import card_face
 from vision.sigil.geometry import CardGeometry, card_geometry
 
 __all__ = ["BACKGROUNDS", "PEN_COLORS", "CardImage", "CardStyle", "InkStyle", "PhotoConditions",
-           "PhotoInfo", "RandomPhoto", "digit_strokes", "hidden_elements", "photograph",
-           "random_ink_style", "random_photo", "render_card", "render_photo", "sample_conditions"]
+           "PhotoInfo", "RandomPhoto", "digit_strokes", "fixed_fields", "hidden_elements",
+           "photograph", "random_ink_style", "random_photo", "render_card", "render_photo",
+           "sample_conditions"]
 
 FRAME_W, FRAME_H = 1280, 720
 
@@ -994,12 +995,15 @@ class RandomPhoto:
 
 def random_photo(geom: CardGeometry, state: SigilState, rng: np.random.Generator, *,
                  px_per_mm: float = 8.0, marker_share: float = 0.5, ghost_share: float = 0.3,
-                 hand_share: float | None = None, **fixed: Any) -> RandomPhoto:
+                 hand_share: float | None = None, ink_fixed: dict[str, Any] | None = None,
+                 **fixed: Any) -> RandomPhoto:
     """``state`` drawn and photographed as ``render sigil`` does: with ``ghost_share``
     probability 1-6 ghost lines of an earlier game (pairs not in the state), a random pen,
     a companion card (markers) with ``marker_share`` probability else a printed one, one of four
     designs, random conditions (``fixed`` fixes fields, as :func:`sample_conditions`; a hand
-    with ``hand_share`` probability when given, else as the conditions draw it)."""
+    with ``hand_share`` probability when given, else as the conditions draw it).
+    ``ink_fixed`` fixes fields of the pen (:class:`InkStyle`) after it is drawn: the same
+    draws are made, so that everything else in the photo is as without it."""
     ghosts: list[tuple[int, int]] = []
     if rng.random() < ghost_share:
         free = [p for p in geom.pairs if p not in state.lines and p not in geom.must_curve]
@@ -1007,6 +1011,8 @@ def random_photo(geom: CardGeometry, state: SigilState, rng: np.random.Generator
         ghosts = [(int(free[j][0]), int(free[j][1]))
                   for j in rng.choice(len(free), min(n, len(free)), replace=False)]
     ink = random_ink_style(rng, ghosts=bool(ghosts), ghost_pairs=tuple(ghosts))
+    if ink_fixed:
+        ink = replace(ink, **ink_fixed)
     markers = rng.random() < marker_share
     style = CardStyle("companion" if markers else "printed", int(rng.integers(4)), px_per_mm)
     if hand_share is not None:
@@ -1015,3 +1021,65 @@ def random_photo(geom: CardGeometry, state: SigilState, rng: np.random.Generator
     frame, label, info, card = render_photo(geom, state, rng, style=style, ink=ink,
                                             conditions=conditions)
     return RandomPhoto(frame, label, info, card, ink, ghosts)
+
+
+#: The fields ``fixed_fields`` may fix, and the values a str field may take.
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "pen_color": tuple(PEN_COLORS), "ghost_color": tuple(PEN_COLORS),
+    "cross_style": ("x", "slash", "double", "scribble", "mixed"), "background": BACKGROUNDS}
+_FIXABLE = {
+    PhotoConditions: ("tilt_deg", "tilt_dir_deg", "rotation_deg", "fill", "center", "focal_px",
+                      "light", "warmth", "exposure", "glare", "shadow", "hand", "defocus_px",
+                      "motion_px", "noise", "jpeg_quality", "background"),
+    InkStyle: ("pen_color", "width_mm", "opacity", "wobble_mm", "curve", "cross_style",
+               "ghost_opacity", "ghost_color", "ghost_marks", "smudges"),
+}
+
+
+def fixed_fields(kind: type, items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``FIELD=VALUE`` texts to the fields of ``kind`` (:class:`PhotoConditions` or
+    :class:`InkStyle`) they fix, each VALUE read as its field's type (``center=0.4,0.6``;
+    booleans ``true``/``false``; a pen colour, cross style or background by name).
+
+    Raises ``ValueError`` with one line naming the item that is not ``FIELD=VALUE``, names no
+    field that can be fixed, or holds a value that field cannot take.
+
+    >>> fixed_fields(PhotoConditions, ["tilt_deg=12.5", "hand=false"])
+    {'tilt_deg': 12.5, 'hand': False}
+    """
+    names = _FIXABLE[kind]
+    defaults = kind()
+    out: dict[str, Any] = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        name, text = name.strip(), text.strip()
+        if not eq or not name or not text:
+            raise ValueError(f"{item!r} is not FIELD=VALUE")
+        if name not in names:
+            raise ValueError(f"unknown field {name!r} (known: {', '.join(names)})")
+        default = getattr(defaults, name)
+        try:
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                value: Any = text.lower() in ("true", "1", "yes")
+            elif isinstance(default, int):
+                value = int(text)
+            elif isinstance(default, float):
+                value = float(text)
+                if not math.isfinite(value):
+                    raise ValueError
+            elif isinstance(default, tuple):
+                value = tuple(float(v) for v in text.split(","))
+                if len(value) != len(default):
+                    raise ValueError
+            else:
+                value = text
+                if value not in _CHOICES[name]:
+                    raise ValueError
+        except ValueError:
+            want = ("one of " + ", ".join(_CHOICES[name])) if name in _CHOICES else \
+                f"a value like {default!r}"
+            raise ValueError(f"{name}={text!r}: {name} must be {want}") from None
+        out[name] = value
+    return out

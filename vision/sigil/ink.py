@@ -30,7 +30,7 @@ from vision.sigil.bands import stack_maps
 from vision.sigil.geometry import CardGeometry
 
 __all__ = ["COVER_CHANNELS", "CardMaps", "card_maps", "cover_input", "element_mask",
-           "prepare_reference", "print_fade"]
+           "prepare_reference", "print_fade", "print_mask"]
 
 COARSE = 8  # the light-estimate grid cell, in rectified pixels
 MIN_CONTRAST = 0.05  # the print contrast is never taken as fainter than this
@@ -218,6 +218,15 @@ def _blurred_floor(ref: Reference, sigma: float, radius: int) -> np.ndarray:
 def _blind(ref: Reference, radius: int) -> np.ndarray:
     """Where the (spread) printed artwork is too dark to measure ink on."""
     return _min3(_floor(ref, radius)) < 0.5
+
+
+@per_object(size=32)
+def print_mask(ref: Reference, radius: int, level: float = 0.9) -> np.ndarray:
+    """Where the blank card, darkened around its strokes by ``radius`` px as the ink map's
+    floor is, is printed (darker than ``level`` of its paper in some channel): the ink map is
+    0 there under a shadow as on bare paper, since the floor is darker than both. float32
+    0/1 (H, W)."""
+    return (_min3(_floor(ref, radius)) < level).astype(np.float32)
 
 
 def _block_reduce(a: np.ndarray, f: int, h: int, w: int, op: Callable[..., np.ndarray],

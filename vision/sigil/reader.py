@@ -56,7 +56,7 @@ from vision.sigil.bands import (
 from vision.sigil.bookkeeping import settle, settle_circles, settle_empty, settle_lines
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
-from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference
+from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference, print_mask
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of, shows_markers
 from vision.sigil.pose import rectify as _rectify
 from vision.sigil.threshold import first_large_gap
@@ -124,6 +124,13 @@ class SigilConfig:
     box_faint_level: float = 0.2
     box_faint_inset_px: int = 8
     box_faint_mm2: float = 2.0
+    # ... above the box's background: its inner area opened with a disc this wide (a pen
+    # stroke is narrower, a shadow or a smudge wider; a circled digit can cover more than half
+    # of the box, so that a level of the whole box, such as its median, is ink)
+    box_faint_open_mm: float = 3.0
+    # boxes are written from the left: a box read only by the faint-ink test beyond a box
+    # read empty is unknown (an erased game's digit, or a pale one after a pale digit missed)
+    box_fill_order: bool = True
     circle_prob: float = 0.5
     digit_min_prob: float = 0.45
     digit_faint_min_prob: float = 0.8
@@ -850,6 +857,24 @@ def _box_print(rect: np.ndarray, box: Sequence[float], s: float,
     return out
 
 
+def _faint_ink(crop: np.ndarray, printed: np.ndarray | None, a: int, b: int, fa: int,
+               fb: int, box: Sequence[float], cfg: SigilConfig) -> np.ndarray:
+    """The ink of a box crop's centre (``[fa:fb, fa:fb]``) over the box's own background:
+    its inner area (``[a:b, a:b]``) opened with a disc ``cfg.box_faint_open_mm`` wide, which
+    keeps what is wider than a pen stroke (a shadow, a smudge greying the box) and drops the
+    strokes, however much of the box they cover. ``printed`` (the crop of
+    :func:`vision.sigil.ink.print_mask`, where the ink map is 0 under a shadow too; None:
+    none) takes no part in the opening: a printed dot in a shaded box is not its background."""
+    inner = crop[a:b, a:b]
+    if printed is not None:
+        inner = np.where(printed[a:b, a:b] > 0.5, np.float32(1.5), inner)
+    px_mm = dg.CROP / ((box[2] - box[0]) * (1 + 2 * dg.MARGIN))
+    r = max(1, round(cfg.box_faint_open_mm * px_mm / 2))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    background = cv2.morphologyEx(inner, cv2.MORPH_OPEN, disc, borderType=cv2.BORDER_REPLICATE)
+    return crop[fa:fb, fa:fb] - background[fa - a:fb - a, fa - a:fb - a]
+
+
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
@@ -866,6 +891,7 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
     info: list[dict[str, Any]] = []
     crops, todo = [], []
     grey = None  # the darkest channel of the rows above, for _box_print (made when needed)
+    printed = None  # the print of those rows, for _faint_ink (made when needed)
     inner = dg.MARGIN / (1 + 2 * dg.MARGIN)
     a, b = int(dg.CROP * inner) + cfg.box_inset_px, int(dg.CROP * (1 - inner)) - cfg.box_inset_px
     fa = int(dg.CROP * inner) + cfg.box_faint_inset_px
@@ -886,7 +912,9 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         if ink_mm2 < cfg.box_min_ink_mm2:
             # over the box's own background (a shadow or a smudge greying the whole box is
             # not writing)
-            centre = crop[fa:fb, fa:fb] - dg.percentile(crop[a:b, a:b], 50)
+            if printed is None:
+                printed = print_mask(maps.ref, maps.spread_px)[:rows]
+            centre = _faint_ink(crop, _box_crop(printed, box, s), a, b, fa, fb, box, cfg)
             rec["faint_mm2"] = round(float((centre > cfg.box_faint_level).sum()) * px_mm2, 2)
             if rec["faint_mm2"] >= cfg.box_faint_mm2:
                 results.append("pending")
@@ -919,6 +947,15 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 results[k] = "unknown"
             else:
                 results[k] = TopBox(d + 1, bool(pc[j] >= cfg.circle_prob))
+    if cfg.box_fill_order and None in results:
+        # each turn writes in the leftmost empty box: faint ink beyond a box read empty is
+        # an erased game's digit, or that box held a pale digit the faint test missed; which
+        # one the boxes cannot tell (strong ink there is left alone: the empty box was missed)
+        blank = results.index(None)
+        for k in range(blank + 1, len(results)):
+            if isinstance(results[k], TopBox) and "faint_mm2" in info[k]:
+                results[k] = "unknown"
+                info[k]["beyond_empty"] = blank
     return results, info
 
 

@@ -116,3 +116,76 @@ def test_a_bad_layout_exits_2_with_one_line_naming_it(layout, named, tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and named in err
     assert not out.exists()
+
+
+# ``render sigil --scene FIELD=VALUE`` / ``--ink FIELD=VALUE``: one condition fixed for a
+# whole set (a far card, a steep angle, a pale or thick pen), to measure the reader on it
+
+def test_scene_and_ink_fields_fix_those_conditions_for_every_photo(tmp_path):
+    out = tmp_path / "fixed"
+    assert main(["render", "sigil", str(out), "--count", "3", "--seed", "11",
+                 "--scene", "tilt_deg=12.5", "--scene", "hand=false",
+                 "--ink", "width_mm=2", "--ink", "pen_color=green"]) == 0
+    conds = [e["conditions"] for e in _labels(out)]
+    assert [c["tilt_deg"] for c in conds] == [12.5] * 3
+    assert [c["hand"] for c in conds] == [False] * 3
+    assert [c["pen_width_mm"] for c in conds] == [2.0] * 3
+    assert [c["pen_color"] for c in conds] == ["green"] * 3
+    # the states are those the seed draws without the options (what a hand hides differs:
+    # hand=false takes the hands away)
+    default = tmp_path / "default"
+    assert main(["render", "sigil", str(default), "--count", "3", "--seed", "11"]) == 0
+
+    def drawn(folder):
+        return [{k: v for k, v in e["sigil"].items() if k != "unknown"} for e in _labels(folder)]
+
+    assert drawn(out) == drawn(default)
+    assert not any(e["sigil"]["unknown"] for e in _labels(out))
+
+
+def test_a_pale_pen_set_reads_with_fainter_ink(tmp_path):
+    """--ink opacity=0.4 draws the same strokes paler: the photos differ from the default's
+    only where ink is, and are lighter there."""
+    import cv2
+    import numpy as np
+
+    pale, default = tmp_path / "pale", tmp_path / "default"
+    assert main(["render", "sigil", str(pale), "--count", "1", "--seed", "5",
+                 "--ink", "opacity=0.4", "--scene", "jpeg_quality=95"]) == 0
+    assert main(["render", "sigil", str(default), "--count", "1", "--seed", "5",
+                 "--scene", "jpeg_quality=95"]) == 0
+    a = cv2.imread(str(pale / "sigil_00000.jpg")).astype(np.float32)
+    b = cv2.imread(str(default / "sigil_00000.jpg")).astype(np.float32)
+    changed = np.abs(a - b).max(axis=2) > 40
+    assert 0.001 < changed.mean() < 0.2
+    assert (a.mean(axis=2)[changed] > b.mean(axis=2)[changed]).mean() > 0.9
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--scene", "tilt=5"], "tilt"),
+    (["--ink", "colour=red"], "colour"),
+    (["--scene", "tilt_deg=steep"], "tilt_deg"),
+    (["--ink", "pen_color=pink"], "pink"),
+    (["--scene", "background=moon"], "moon"),
+    (["--scene", "hand"], "hand"),
+])
+def test_a_bad_field_exits_2_with_one_line_naming_it(args, named, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["render", "sigil", str(out), "--count", "1", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and named in err
+    assert not out.exists()
+
+
+def test_without_scene_or_ink_the_photos_are_byte_identical_to_before(tmp_path):
+    """The digest of seed 11's first six photos and labels as main d96dc83 rendered them,
+    before the options existed."""
+    import hashlib
+
+    out = tmp_path / "s11"
+    assert main(["render", "sigil", str(out), "--count", "6", "--seed", "11"]) == 0
+    files = sorted(p.name for p in out.iterdir())
+    lines = "".join(f"{hashlib.sha256((out / f).read_bytes()).hexdigest()}  {f}\n"
+                    for f in files)
+    assert hashlib.sha256(lines.encode()).hexdigest() == \
+        "d4cc0cf8b624497768760e63ba7f98167aa7198d0b77ed0d82940e9d7358444c"

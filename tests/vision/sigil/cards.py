@@ -51,7 +51,10 @@ def blank_card(layout) -> np.ndarray:
 
 def draw_state(layout, state: SigilState, rng: np.random.Generator, *,
                pen: tuple[int, int, int] = (150, 62, 24), ghosts=(), ghost_alpha: float = 0.12,
+               pen_width: float = 1.0, ring_mm: tuple[float, float] = (3.6, 4.0),
                ) -> np.ndarray:
+    """``pen_width`` scales every stroke (a thick or a fine tip); ``ring_mm`` is the radii of
+    the ring round a circled digit."""
     img = blank_card(layout)
     cs = [np.array(c.center) for c in layout.candles]
     rs = [c.radius for c in layout.candles]
@@ -74,22 +77,25 @@ def draw_state(layout, state: SigilState, rng: np.random.Generator, *,
             stroke(line_pts(a, b), (40, 40, 40), 0.8, layer)
         img = cv2.addWeighted(layer, ghost_alpha, img, 1 - ghost_alpha, 0)
     for a, b in state.lines:
-        stroke(line_pts(a, b), pen, 0.8, img)
+        stroke(line_pts(a, b), pen, 0.8 * pen_width, img)
     for c in state.crossed:
         r = rs[c] * 1.05
-        stroke(np.array([cs[c] + (-r, -r), cs[c] + (r, r)]) * 0.7 + cs[c] * 0.3, pen, 0.7, img)
-        stroke(np.array([cs[c] + (-r, r), cs[c] + (r, -r)]) * 0.7 + cs[c] * 0.3, pen, 0.7, img)
+        for d in ((-r, -r), (-r, r)):
+            stroke(np.array([cs[c] + d, cs[c] - d]) * 0.7 + cs[c] * 0.3, pen, 0.7 * pen_width,
+                   img)
     for k, t in enumerate(state.top):
         if t is None:
             continue
         x0, y0, x1, y1 = layout.top_boxes[k]
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        (tw, th), _ = cv2.getTextSize(str(t.value), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 4)
+        thick = max(1, round(4 * pen_width))
+        (tw, th), _ = cv2.getTextSize(str(t.value), cv2.FONT_HERSHEY_SIMPLEX, 1.6, thick)
         cv2.putText(img, str(t.value), (round(cx * PPM - tw / 2), round(cy * PPM + th / 2)),
-                    cv2.FONT_HERSHEY_SIMPLEX, 1.6, pen, 4, cv2.LINE_AA)
+                    cv2.FONT_HERSHEY_SIMPLEX, 1.6, pen, thick, cv2.LINE_AA)
         if t.circled:
             a = np.linspace(0, 2 * math.pi * 1.05, 50)
-            stroke(np.stack([cx + 3.6 * np.cos(a), cy + 4.0 * np.sin(a)], 1), pen, 0.6, img)
+            stroke(np.stack([cx + ring_mm[0] * np.cos(a), cy + ring_mm[1] * np.sin(a)], 1), pen,
+                   0.6 * pen_width, img)
     return img
 
 

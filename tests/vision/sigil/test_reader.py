@@ -144,6 +144,46 @@ def test_faint_writing_is_read_not_taken_for_an_empty_box(reference: np.ndarray)
     assert without.state.top[:2] == (None, None)
 
 
+# numbers of layout A's candles: 1 2 3 4 5 6 4 5 6 3 1 2; two turns of 4 and two of 6
+FAINT_CIRCLED = SigilState.of("A", lines=[(0, 1), (2, 6), (3, 5), (7, 9)], crossed=[3, 5, 6, 8],
+                              top=[TopBox(4), TopBox(4, True), TopBox(6), TopBox(6, True),
+                                   None, None, None])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_faint_circled_digits_in_a_thick_pen_are_not_read_as_empty_boxes(
+        seed: int, reference: np.ndarray) -> None:
+    """A pale pen with a thick tip: the ring and the digit cover more than half of the box,
+    so that the box's median, which the faint-ink test took for its background, is ink, and
+    the digit faded into it: the box read empty. Every box is read as written by the box
+    reader alone (the card's bookkeeping off), and none is unknown."""
+    rng = np.random.default_rng(seed)
+    card = draw_state(LAYOUT, FAINT_CIRCLED, rng, pen=(185, 170, 165), pen_width=1.6,
+                      ring_mm=(3.0, 3.4))
+    frame, _ = photograph(card, rng)
+    reading = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert reading.state.top == FAINT_CIRCLED.top
+    assert not reading.state.unknown
+    assert any("faint_mm2" in b for b in reading.boxes[:4])  # some by the faint-ink test
+
+
+def test_a_shadow_over_an_empty_box_is_not_faint_writing(reference: np.ndarray) -> None:
+    """The faint-ink test's background is what is wider than a stroke: a soft grey shadow
+    over the top boxes (darker than the faint threshold over the rest of the card) leaves
+    the empty boxes empty."""
+    import cv2
+
+    rng = np.random.default_rng(5)
+    card = draw_state(LAYOUT, STATE, rng).astype(np.float32)
+    shade = np.zeros(card.shape[:2], np.float32)
+    cv2.ellipse(shade, (500, 60), (200, 45), 0, 0, 360, 1.0, -1)
+    card *= (1 - 0.35 * cv2.GaussianBlur(shade, (0, 0), 12))[..., None]
+    frame, _ = photograph(card.astype(np.uint8), rng)
+    reading = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert reading.state.top[3:] == (None,) * 4
+    assert not [u for u in reading.state.unknown if u.startswith("top")]
+
+
 @pytest.mark.parametrize("name", ["A", "B", "C", "D", "layout_e.json"])
 def test_every_detour_a_player_draws_is_a_band_hypothesis(name: str) -> None:
     """A player curving a must-curve line round the candles in the way keeps 1.6-2.6 mm off
@@ -165,3 +205,43 @@ def test_every_detour_a_player_draws_is_a_band_hypothesis(name: str) -> None:
             drawn = geom.detour(a, b, round(float(clearance), 1))
             assert any(h * drawn > 0 and abs(h - drawn) < 3.0 for h in hypotheses), \
                 f"{name} {a}-{b}: drawn with bow {drawn:.1f}, hypotheses {hypotheses}"
+
+
+def _with_ghost_digit(card: np.ndarray, box: tuple[float, float, float, float], value: int,
+                      alpha: float) -> np.ndarray:
+    """``card`` with ``value`` written in ``box`` and erased, leaving ``alpha`` of its ink."""
+    import cv2
+
+    from tests.vision.sigil.cards import PPM
+
+    layer = card.copy()
+    x0, y0, x1, y1 = box
+    (tw, th), _ = cv2.getTextSize(str(value), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 4)
+    cv2.putText(layer, str(value), (round((x0 + x1) / 2 * PPM - tw / 2),
+                                    round((y0 + y1) / 2 * PPM + th / 2)),
+                cv2.FONT_HERSHEY_SIMPLEX, 1.6, (40, 40, 40), 4, cv2.LINE_AA)
+    return cv2.addWeighted(layer, alpha, card, 1 - alpha, 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_faint_digit_beyond_a_blank_box_is_not_writing(seed: int,
+                                                         reference: np.ndarray) -> None:
+    """Each turn writes in the leftmost empty box: a faint digit (an erased one, as dark as
+    a pale pen) two boxes beyond the last one written, with a blank box between, is not read
+    as a number the player wrote: it is unknown (the blank box may hold a pale digit missed,
+    or the faint one is an erased game's); the same faint digit in the box right after the
+    written ones is read (it may be a pale pen's)."""
+    rng = np.random.default_rng(seed)
+    card = draw_state(LAYOUT, STATE, rng)
+    frame, _ = photograph(_with_ghost_digit(card, LAYOUT.top_boxes[4], 5, 0.3), rng)
+    beyond = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert "faint_mm2" in beyond.boxes[4]
+    assert beyond.state.top == STATE.top  # box 4 not read as a 5
+    assert [u for u in beyond.state.unknown if u.startswith("top")] == ["top 4"]
+    four = SigilState.of("A", lines=STATE.lines, crossed=STATE.crossed,
+                         top=[*STATE.top[:3], TopBox(6), None, None, None])
+    rng = np.random.default_rng(seed)
+    card = draw_state(LAYOUT, four, rng)
+    frame, _ = photograph(_with_ghost_digit(card, LAYOUT.top_boxes[4], 5, 0.3), rng)
+    next_box = read_sigil(frame, LAYOUT, reference, SigilConfig(match_written_crossed=False))
+    assert next_box.state.top[:5] == (*four.top[:4], TopBox(5))
