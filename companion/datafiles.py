@@ -63,10 +63,24 @@ def _non_finite(document: Any, parts: tuple[str | int, ...] = ()) -> tuple[Any, 
     return None
 
 
+def _decode(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text (a leading byte order mark, which some editors write, dropped);
+    bytes in another encoding raise :class:`DataFileError` naming the line and column."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise DataFileError(source, f"line {line} column {column}",
+                            f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
 def parse_json(text: str | bytes, source: str) -> Any:
     """Parse JSON text read from ``source``; malformed JSON raises :class:`DataFileError`.
 
-    Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
+    Bytes are UTF-8 (a byte order mark is allowed); others are refused naming their line and
+    column. Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
     allow, and reads ``1e999`` as infinity: no data file means them, so they are refused too,
     naming their JSON path.
 
@@ -75,6 +89,8 @@ def parse_json(text: str | bytes, source: str) -> Any:
     ...
     companion.errors.DataFileError: x.json: at $.size_mm[0]: NaN is not a number JSON allows
     """
+    if isinstance(text, (bytes, bytearray)):
+        text = _decode(bytes(text), source)
     try:
         document = json.loads(text, parse_constant=_constant, parse_float=_float)
         found = _non_finite(document)
@@ -92,14 +108,14 @@ def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises :class:`BadInput`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a folder, not a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    return parse_json(text, str(path))
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_json(data, str(path))
 
 
 @cache

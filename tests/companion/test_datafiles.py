@@ -63,6 +63,28 @@ def test_non_finite_numbers_are_refused_with_their_path(text, path, rule):
     assert parse_json('{"NaN": "Infinity", "a": 1e300}', "x.json")["a"] == 1e300
 
 
+@pytest.mark.parametrize(("data", "where"), [
+    (b'{"name": "\xff"}', "line 1 column 11"),
+    (b'{"a": 1,\n "name": "caf\xe9"}', "line 2 column 14"),
+])
+def test_text_that_is_not_utf8_names_line_and_column(tmp_path, data, where):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(data)
+    for parse in (lambda: read_json(path), lambda: parse_json(data, str(path))):
+        with pytest.raises(DataFileError) as exc:
+            parse()
+        assert exc.value.file == str(path) and exc.value.json_path == where
+        assert exc.value.rule.startswith("not UTF-8 text (byte 0x")
+
+
+def test_a_utf8_byte_order_mark_is_read(tmp_path):
+    """Some editors (Windows Notepad) start a UTF-8 file with a byte order mark."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + '{"name": "Zoë"}'.encode())
+    assert read_json(path) == {"name": "Zoë"}
+    assert parse_json(path.read_bytes(), "x") == {"name": "Zoë"}
+
+
 def test_missing_file_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="no such file"):
         load_validated(tmp_path / "nope.json", SCHEMA)
