@@ -125,6 +125,42 @@ def _schema(path: str) -> dict[str, Any]:
     return schema
 
 
+SHOWN_CHARS = 60   # a value whose repr is longer is described, not printed, in a message
+
+
+def _described(value: Any) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} key{'s' if len(value) != 1 else ''}"
+    if isinstance(value, str):
+        return f"{value[:40]!r}... ({len(value)} characters)"
+    return repr(value)[:SHOWN_CHARS] + "..."
+
+
+def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
+    """The rule a schema error says is broken, in one short line: jsonschema starts most of
+    its messages with the value's repr, which for a list or an object (a whole catalogue
+    when an item is missing) can run to pages; a long one is described instead.
+
+    >>> v = jsonschema.Draft202012Validator({"minItems": 3})
+    >>> schema_message(next(v.iter_errors(list(range(2)))))
+    '[0, 1] is too short (at least 3 items)'
+    >>> schema_message(next(v.iter_errors([[0] * 50])))
+    'a list of 1 item is too short (at least 3 items)'
+    """
+    message = " ".join(error.message.split())
+    shown = " ".join(repr(error.instance).split())
+    if len(shown) > SHOWN_CHARS and message.startswith(shown):
+        message = _described(error.instance) + message[len(shown):]
+    bound = {"minItems": "at least", "maxItems": "at most", "minLength": "at least",
+             "maxLength": "at most"}.get(str(error.validator))
+    if bound and isinstance(error.validator_value, int):
+        unit = "items" if error.validator.endswith("Items") else "characters"
+        message += f" ({bound} {error.validator_value} {unit})"
+    return message
+
+
 def validate(document: Any, schema: dict[str, Any] | str | Path, *, source: str) -> None:
     """Validate ``document`` against ``schema`` (a dict or the path of a schema file).
 
@@ -138,7 +174,7 @@ def validate(document: Any, schema: dict[str, Any] | str | Path, *, source: str)
                     key=lambda e: (-len(e.absolute_path), json_path(e.absolute_path)))
     if errors:
         best = jsonschema.exceptions.best_match(errors) or errors[0]
-        raise DataFileError(source, json_path(best.absolute_path), best.message)
+        raise DataFileError(source, json_path(best.absolute_path), schema_message(best))
 
 
 def load_validated(path: str | Path, schema: dict[str, Any] | str | Path) -> Any:

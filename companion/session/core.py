@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from companion.datafiles import json_path, schema_message
 from companion.errors import BadInput
 from companion.session.engine import EngineAdapter, Refused
 from companion.store import Damaged, LogView, Store
@@ -49,8 +50,7 @@ def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
     if not errors:
         return None
     err = errors[0]
-    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    return f"{what}: at {path}: {err.message}"
+    return f"{what}: at {json_path(err.absolute_path)}: {schema_message(err)}"
 
 
 def prepare(engine: EngineAdapter, setup: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:

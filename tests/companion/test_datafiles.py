@@ -43,6 +43,22 @@ def test_errors_name_file_path_and_rule(doc, path, rule):
     assert str(exc.value) == f"layouts/A.json: at {path}: {rule}"
 
 
+@pytest.mark.parametrize(("doc", "schema", "rule"), [
+    (list(range(40)), {"type": "array", "minItems": 41},
+     "a list of 40 items is too short (at least 41 items)"),
+    ({f"key{i}": i for i in range(30)}, {"type": "array"},
+     "an object of 30 keys is not of type 'array'"),
+    ("x" * 300, {"type": "string", "maxLength": 10},
+     f"{'x' * 40!r}... (300 characters) is too long (at most 10 characters)"),
+    ([1, 2], {"type": "array", "minItems": 3}, "[1, 2] is too short (at least 3 items)"),
+])
+def test_a_rule_broken_by_a_large_value_describes_it_instead_of_printing_it(doc, schema, rule):
+    """A goals.json with a goal deleted used to print the whole catalogue in its message."""
+    with pytest.raises(DataFileError) as exc:
+        validate(doc, schema, source="goals.json")
+    assert exc.value.rule == rule
+
+
 def test_malformed_json_names_line_and_column(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "A",\n "candles": [}\n')

@@ -168,6 +168,14 @@ def test_a_body_over_the_limit_is_413(client):
     assert res.status_code == 413 and "too large" in res.json["error"]
 
 
+def test_a_schema_error_on_a_large_value_stays_short(client):
+    res = client.post("/api/games/import", json={
+        "format": "doomcompanion-game", "version": 1, "ops": [],
+        "game": [{"kind": "cat", "title": f"game {i}", "setup": {}} for i in range(200)]})
+    assert res.status_code == 400
+    assert res.json["error"] == "body: at $.game: a list of 200 items is not of type 'object'"
+
+
 def test_export_then_import(client):
     gid = new_game(client)
     client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 2}})
