@@ -249,7 +249,13 @@ def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
                     or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
                     or box[0] > box[2] or box[1] > box[3]):
                 raise DataFileError(source, f"{where}.bbox", "expected [x0, y0, x1, y1]")
-            value = die.get("value")
+            if "value" not in die:  # a misspelt key would count the die as unreadable
+                raise DataFileError(source, f"{where}.value", "missing: the top face's value, "
+                                    "1-6, or null when it cannot be read")
+            value = die["value"]
             if value is not None and (isinstance(value, bool) or value not in range(1, 7)):
                 raise DataFileError(source, f"{where}.value", "expected 1-6 or null")
+            if "color" in die and not isinstance(die["color"], str):
+                raise DataFileError(source, f"{where}.color",
+                                    'expected the body colour\'s name, e.g. "white"')
     return list(doc)
