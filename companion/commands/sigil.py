@@ -80,7 +80,18 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
     for i, entry in enumerate(read_labels(folder, "sigil")):
         if not isinstance(entry.get("sigil"), dict):
             raise DataFileError(str(path), f"$[{i}].sigil", "expected a sigil state object")
-        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        try:
+            truth = SigilState.from_json(entry["sigil"], source=str(path))
+        except DataFileError as exc:  # its path is inside the state: say it inside the file
+            raise DataFileError(str(path), f"$[{i}].sigil{exc.json_path[1:]}",
+                                exc.rule) from None
+        ghosts = entry.get("ghost_lines", [])
+        for where, bad in [("", not isinstance(ghosts, list))] + [
+                (f"[{k}]", not _candle_pair(g)) for k, g in enumerate(ghosts)
+                if isinstance(ghosts, list)]:
+            if bad:
+                raise DataFileError(str(path), f"$[{i}].ghost_lines{where}", "expected a list "
+                                    "of erased lines, each a pair of candle indices 0-11")
         beside = folder / truth.layout
         if truth.layout.endswith(".json") and not Path(truth.layout).is_absolute() \
                 and beside.is_file():  # a layout file that travels with the photos
@@ -91,6 +102,12 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
             raise DataFileError(str(path), f"$[{i}].sigil.layout", str(exc)) from None
         out.append((entry, truth))
     return out
+
+
+def _candle_pair(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 12
+                    for c in value))
 
 
 def _art(cond: Any) -> tuple[str | None, int | None]:

@@ -78,7 +78,7 @@ def test_eval_sigil_show_into_a_folder_that_cannot_be_made_exits_2_before_readin
 
 @pytest.mark.parametrize("command", ["eval", "bench"])
 @pytest.mark.parametrize(("sigil", "message"), [
-    ({"layout": None}, "$[1].sigil: at $.layout: expected the layout name"),
+    ({"layout": None}, "at $[1].sigil.layout: expected the layout name"),
     ({"layout": "Z"}, "at $[1].sigil.layout: unknown layout 'Z'"),
 ])
 def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
@@ -93,6 +93,38 @@ def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
     err = capsys.readouterr().err
     assert err.startswith(f"doomcompanion: error: {tmp_path / 'labels.json'}")
     assert message in err and err.count("\n") == 1
+
+
+def test_eval_sigil_refuses_a_label_with_a_misspelt_key(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[1]["sigil"]["lnes"] = labels[1]["sigil"].pop("lines")
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path / 'labels.json'}: at $[1].sigil.lnes: not a key of "
+        "a sigil state: did you mean 'lines'?\n")
+
+
+@pytest.mark.parametrize(("ghosts", "where"), [
+    ("0-1", "$[0].ghost_lines"),
+    ([[0, 1], [2]], "$[0].ghost_lines[1]"),
+    ([[0, 12]], "$[0].ghost_lines[0]"),
+])
+def test_eval_sigil_refuses_malformed_ghost_lines(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], ghosts: object,
+        where: str) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[0]["ghost_lines"] = ghosts
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path / 'labels.json'}: at {where}: expected a list of "
+        "erased lines, each a pair of candle indices 0-11\n")
 
 
 def test_a_broken_registered_card_does_not_block_reading_card_a(
