@@ -49,9 +49,9 @@ def read(args: argparse.Namespace) -> int:
     """``sigil IMAGE --layout L [--json]``."""
     image = read_image(args.image)
     layout = load_layout(args.layout)
+    refs = references(args.layout) or None  # a registered card's own file: not the photo's
     try:
-        reading = _reader()(image, layout, references(args.layout) or None,
-                            others=all_layouts())
+        reading = _reader()(image, layout, refs, others=all_layouts())
     except BadInput as exc:  # no card in view, too small, ...: say in which image
         raise BadInput(f"{args.image}: {exc}") from None
     if args.json:
@@ -139,9 +139,9 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
         cond = entry.get("conditions") or {}
         image = read_image(folder / entry["image"])
         layout = load_layout(truth.layout)
+        refs = references(truth.layout, *_art(cond)) or None  # a bad one: not the reader's
         try:
-            result = read_sigil(image, layout, references(truth.layout, *_art(cond)) or None,
-                                others=all_layouts())
+            result = read_sigil(image, layout, refs, others=all_layouts())
             reading, refusal = result.state, None
         except BadInput as exc:
             result, reading, refusal = None, None, str(exc)

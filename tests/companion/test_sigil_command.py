@@ -140,6 +140,34 @@ def test_a_broken_registered_card_does_not_block_reading_card_a(
     assert json.loads(capsys.readouterr().out)["layout"] == "A"
 
 
+@pytest.mark.parametrize("command", ["sigil", "eval"])
+def test_a_registered_card_with_a_corrupt_reference_is_named_not_the_photo(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """The blank card's image of a registered card is the registry's file: a corrupt one was
+    reported as the photo's problem ("card_0.png: .../reference.png: ..."), and eval sigil
+    counted every card of the design as refused by the reader, exit 0."""
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path / "home"))
+    card = tmp_path / "home" / "cards" / "mine"
+    card.mkdir(parents=True)
+    (card / "layout.json").write_text(json.dumps(LAYOUT.to_json() | {"name": "mine"}))
+    (card / "reference.png").write_bytes(b"not a png")
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+        entry["sigil"]["layout"] = "mine"
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    monkeypatch.setattr("companion.commands.sigil._reader",
+                        lambda: lambda *a, **k: pytest.fail("read a card"))
+    args = (["sigil", str(tmp_path / "card_0.png"), "--layout", "mine"] if command == "sigil"
+            else ["eval", "sigil", str(tmp_path)])
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {card / 'reference.png'}: not an image, or a corrupt or "
+        "truncated one (the blank card of registered card 'mine': register it again with "
+        "cards register)\n")
+
+
 @pytest.mark.parametrize(("shape", "message"), [
     ((360, 640, 3), "no sigil card in view"),
     ((1, 1, 3), "image of 1x1 px is too small"),
