@@ -18,7 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cli import output_folder, print_json
+from companion.cli import output_folder, print_json, unlabel, write_whole
 from companion.datafiles import read_labels
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
@@ -84,6 +84,7 @@ def bench(args: argparse.Namespace) -> int:
 
 def render(args: argparse.Namespace) -> int:
     out = output_folder(args.out)
+    unlabel(out)
     entries = []
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])
@@ -96,6 +97,6 @@ def render(args: argparse.Namespace) -> int:
                                   "bbox_kind": "top_face", "color": lb["color"],
                                   "state": lb["state"], "die_bbox": lb["die_bbox"]}
                                  for lb in labels]})
-    (out / "labels.json").write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    write_whole(out / "labels.json", json.dumps(entries, indent=1) + "\n")
     print(f"{out}: {args.count} scenes and labels.json")
     return 0

@@ -41,6 +41,34 @@ def test_render_is_seeded(rendered, tmp_path):
             == json.loads((rendered / "labels.json").read_text())[0])
 
 
+def test_a_render_stopped_half_way_leaves_no_labels_that_describe_other_photos(
+        rendered, tmp_path, monkeypatch, capsys):
+    """Rendering again into a labelled folder and stopping (Ctrl-C) half-way left the old
+    labels.json beside photos partly replaced by new ones: eval then scored the reader against
+    the wrong labels, exit 0. The folder is unlabelled until the new labels are written."""
+    out = tmp_path / "set"
+    shutil.copytree(rendered, out)
+    from companion.commands import dice as command
+
+    real = command.render_scene
+    calls = []
+
+    def interrupted(rng):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(rng)
+
+    monkeypatch.setattr(command, "render_scene", interrupted)
+    assert main(["render", "dice", str(out), "--count", "3", "--seed", "9"]) == 130
+    assert not (out / "labels.json").exists()
+    assert sorted(p.name for p in out.iterdir()) == [  # the photos, and no temporary file
+        "scene_00000.jpg", "scene_00001.jpg", "scene_00002.jpg"]
+    capsys.readouterr()
+    assert main(["eval", "dice", str(out)]) == 2
+    assert "no labels.json in this folder" in capsys.readouterr().err
+
+
 def test_eval_prints_the_fixed_keys(rendered, capsys):
     assert main(["eval", "dice", str(rendered), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
