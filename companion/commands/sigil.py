@@ -213,10 +213,9 @@ def bench(args: argparse.Namespace) -> int:
     files = image_files(folder)
     layout_of: dict[str, str] = {}
     art_of: dict[str, tuple[str | None, int | None]] = {}
-    if (folder / "labels.json").is_file():
-        for entry, truth in _labels(folder):
-            layout_of[entry["image"]] = truth.layout
-            art_of[entry["image"]] = _art(entry.get("conditions"))
+    for entry, truth in _labels(folder):  # each photo's layout (no labels.json: BadInput)
+        layout_of[entry["image"]] = truth.layout
+        art_of[entry["image"]] = _art(entry.get("conditions"))
     missing = [f.name for f in files if f.name not in layout_of]
     if missing:
         raise BadInput(f"{folder}: labels.json names no layout for {missing[0]} "

@@ -95,6 +95,14 @@ def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
     assert message in err and err.count("\n") == 1
 
 
+def test_bench_sigil_on_a_folder_without_labels_says_so(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "card_0.png").write_bytes((folder / "card_0.png").read_bytes())
+    assert main(["bench", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path}: no labels.json in this folder\n")
+
+
 def test_eval_sigil_refuses_a_label_with_a_misspelt_key(
         folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     labels = json.loads((folder / "labels.json").read_text())
