@@ -23,7 +23,7 @@ from companion.datafiles import read_labels
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
 from vision.dice import read_dice
-from vision.dice.evaluate import check_labels, score_image, summarize
+from vision.dice.evaluate import check_boxes_inside, check_labels, score_image, summarize
 from vision.imageio import read_image
 from vision.render.dice import render_scene
 
@@ -50,8 +50,10 @@ def evaluate(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     entries = check_labels(read_labels(folder, "dice"), str(folder / "labels.json"))
     results = []
-    for entry in entries:
+    for i, entry in enumerate(entries):
         image = read_image(folder / entry["image"])
+        check_boxes_inside(entry["dice"], (image.shape[1], image.shape[0]),
+                           str(folder / "labels.json"), f"$[{i}]")
         results.append(score_image(entry["image"], read_dice(image), entry["dice"],
                                    (image.shape[1], image.shape[0])))
     score = summarize(results)

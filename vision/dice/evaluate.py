@@ -230,6 +230,20 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
                      colour=colour_score([c for r in results for c in r.colours]))
 
 
+def check_boxes_inside(dice: Sequence[Mapping[str, Any]], size: tuple[int, int], source: str,
+                       where: str) -> None:
+    """Refuse a labelled box that does not overlap its image of ``size`` (width, height): it
+    can match no reading (x and y swapped, another photo's box). ``where`` is the JSON path of
+    the image's entry. Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left."""
+    width, height = size
+    for k, die in enumerate(dice):
+        x0, y0, x1, y1 = die["bbox"]
+        if x1 < 0 or y1 < 0 or x0 > width or y0 > height:
+            shown = ", ".join(f"{v:g}" for v in die["bbox"])
+            raise DataFileError(source, f"{where}.dice[{k}].bbox",
+                                f"[{shown}] lies outside the {width}x{height} image")
+
+
 def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
     """Check a dice ``labels.json`` document; raise :class:`DataFileError` naming the place."""
     if not isinstance(doc, list):
