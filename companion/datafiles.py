@@ -169,12 +169,28 @@ def validate(document: Any, schema: dict[str, Any] | str | Path, *, source: str)
     """
     if not isinstance(schema, dict):
         schema = _schema(str(Path(schema).resolve()))
-    validator_cls = jsonschema.validators.validator_for(schema)
-    errors = sorted(validator_cls(schema).iter_errors(document),
+    found = schema_problem(document, schema)
+    if found:
+        raise DataFileError(source, *found)
+
+
+def schema_problem(document: Any, schema: dict[str, Any],
+                   validator: jsonschema.protocols.Validator | None = None,
+                   ) -> tuple[str, str] | None:
+    """The JSON path and the rule of the error of ``document`` to report, or None: the deepest
+    and first in the document (of several there, jsonschema's best match, which looks inside
+    ``anyOf``/``oneOf`` for the closest choice), the rule in one short line
+    (:func:`schema_message`). ``validator``: one made for
+    ``schema`` already (the web app keeps one per schema)."""
+    if validator is None:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(document),
                     key=lambda e: (-len(e.absolute_path), json_path(e.absolute_path)))
-    if errors:
-        best = jsonschema.exceptions.best_match(errors) or errors[0]
-        raise DataFileError(source, json_path(best.absolute_path), schema_message(best))
+    if not errors:
+        return None
+    first = [e for e in errors if e.absolute_path == errors[0].absolute_path]
+    best = jsonschema.exceptions.best_match(first) or errors[0]
+    return json_path(best.absolute_path), schema_message(best)
 
 
 def load_validated(path: str | Path, schema: dict[str, Any] | str | Path) -> Any:
