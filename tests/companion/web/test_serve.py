@@ -108,7 +108,11 @@ def test_serve_with_a_source_image_that_cannot_be_read_is_bad_input(tmp_path):
     photo = tmp_path / "table.jpg"
     photo.write_bytes(b"this is not a photo")
     proc = start(tmp_path, free_port(), "--source", str(photo))
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:   # it serves: stop it, not to outlive the test
+        stop(proc)
+        raise
     assert proc.returncode == 2 and out == ""
     assert err == (f"doomcompanion: error: {photo}: not an image, or a corrupt or truncated "
                    "one\n")
