@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from companion.doomcat.layouts import load_layout, registry_dir
+from companion.errors import BadInput
 from vision.imageio import read_image
 
 REF_PPM = 5.0
@@ -28,7 +29,11 @@ def references(name: str, art: str | None = None, design: int | None = None,
     """
     ref = registry_dir() / "cards" / name / "reference.png"
     if ref.is_file():
-        return (read_image(ref),)
+        try:
+            return (read_image(ref),)
+        except BadInput as exc:
+            raise BadInput(f"{exc} (the blank card of registered card {name!r}: register it "
+                           "again with cards register)") from None
     from vision.render.cardface import card_face
 
     layout = load_layout(name)

@@ -25,7 +25,9 @@ maps card mm to photo pixels.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,34 @@ def _validated_layout(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def _write_whole(folder: Path, layout: dict[str, Any], reference: np.ndarray,
+                 meta: dict[str, Any]) -> None:
+    """Write a registration's three files into ``folder`` as a whole: into a folder beside the
+    registry's ``cards`` (never listed as a card), then swapped in. A failure leaves the
+    earlier registration of the name as it was, and nothing half-written."""
+    cards = folder.parent
+    new = cards.parent / f".{cards.name}-new-{folder.name}-{os.getpid()}"
+    old = cards.parent / f".{cards.name}-old-{folder.name}-{os.getpid()}"
+    try:
+        new.mkdir()
+        (new / "layout.json").write_text(json.dumps(layout, indent=1) + "\n", encoding="utf-8")
+        if not cv2.imwrite(str(new / "reference.png"), reference):
+            raise BadInput(f"{folder / 'reference.png'}: cannot write")
+        (new / "reference.json").write_text(json.dumps(meta, indent=1) + "\n",
+                                            encoding="utf-8")
+        if folder.exists():
+            folder.rename(old)
+        new.rename(folder)
+    except OSError as exc:
+        if old.exists() and not folder.exists():
+            old.rename(folder)
+        raise BadInput(f"{folder}: cannot write the registration: "
+                       f"{exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name: str, *,
                   px_per_mm: float = 8.0, min_px_per_mm: float = 2.5, min_match: float = 2.5,
                   registry: str | Path | None = None) -> Registration:
@@ -130,18 +160,18 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         raise BadInput(f"{where}: the card is too small in the photo ({seen:.1f} px per mm, "
                        f"at least {min_px_per_mm:g} needed): move the camera closer")
     reference = rectify_card(image, found, geom, px_per_mm)
-    folder = Path(registry) if registry is not None else registry_dir()
-    folder = folder / "cards" / name
-    folder.mkdir(parents=True, exist_ok=True)
+    from companion.cli import output_folder
+
+    cards = output_folder((Path(registry) if registry is not None else registry_dir()) / "cards")
+    folder = cards / name
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"{folder}: exists and is not a folder")
     stored = dict(doc)
     stored["name"] = name
-    (folder / "layout.json").write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
-    if not cv2.imwrite(str(folder / "reference.png"), reference):  # pragma: no cover
-        raise BadInput(f"{folder / 'reference.png'}: cannot write")
     result = Registration(folder, found.method, found.corners.astype(np.float64),
                           reference.shape[:2])
     meta = {**result.to_json(), "px_per_mm": px_per_mm, "photo": where,
             "layout_match": round(match, 2),
             "seen_px_per_mm": round(float(seen), 2)}
-    (folder / "reference.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_whole(folder, stored, reference, meta)
     return result

@@ -63,10 +63,24 @@ def _non_finite(document: Any, parts: tuple[str | int, ...] = ()) -> tuple[Any, 
     return None
 
 
+def _decode(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text (a leading byte order mark, which some editors write, dropped);
+    bytes in another encoding raise :class:`DataFileError` naming the line and column."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise DataFileError(source, f"line {line} column {column}",
+                            f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
 def parse_json(text: str | bytes, source: str) -> Any:
     """Parse JSON text read from ``source``; malformed JSON raises :class:`DataFileError`.
 
-    Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
+    Bytes are UTF-8 (a byte order mark is allowed); others are refused naming their line and
+    column. Python's ``json`` takes ``Infinity``, ``-Infinity`` and ``NaN``, which JSON does not
     allow, and reads ``1e999`` as infinity: no data file means them, so they are refused too,
     naming their JSON path.
 
@@ -75,6 +89,8 @@ def parse_json(text: str | bytes, source: str) -> Any:
     ...
     companion.errors.DataFileError: x.json: at $.size_mm[0]: NaN is not a number JSON allows
     """
+    if isinstance(text, (bytes, bytearray)):
+        text = _decode(bytes(text), source)
     try:
         document = json.loads(text, parse_constant=_constant, parse_float=_float)
         found = _non_finite(document)
@@ -92,14 +108,14 @@ def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises :class:`BadInput`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a folder, not a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    return parse_json(text, str(path))
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_json(data, str(path))
 
 
 @cache
@@ -107,6 +123,42 @@ def _schema(path: str) -> dict[str, Any]:
     schema = read_json(path)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     return schema
+
+
+SHOWN_CHARS = 60   # a value whose repr is longer is described, not printed, in a message
+
+
+def _described(value: Any) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} key{'s' if len(value) != 1 else ''}"
+    if isinstance(value, str):
+        return f"{value[:40]!r}... ({len(value)} characters)"
+    return repr(value)[:SHOWN_CHARS] + "..."
+
+
+def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
+    """The rule a schema error says is broken, in one short line: jsonschema starts most of
+    its messages with the value's repr, which for a list or an object (a whole catalogue
+    when an item is missing) can run to pages; a long one is described instead.
+
+    >>> v = jsonschema.Draft202012Validator({"minItems": 3})
+    >>> schema_message(next(v.iter_errors(list(range(2)))))
+    '[0, 1] is too short (at least 3 items)'
+    >>> schema_message(next(v.iter_errors([[0] * 50])))
+    'a list of 1 item is too short (at least 3 items)'
+    """
+    message = " ".join(error.message.split())
+    shown = " ".join(repr(error.instance).split())
+    if len(shown) > SHOWN_CHARS and message.startswith(shown):
+        message = _described(error.instance) + message[len(shown):]
+    bound = {"minItems": "at least", "maxItems": "at most", "minLength": "at least",
+             "maxLength": "at most"}.get(str(error.validator))
+    if bound and isinstance(error.validator_value, int):
+        unit = "items" if error.validator.endswith("Items") else "characters"
+        message += f" ({bound} {error.validator_value} {unit})"
+    return message
 
 
 def validate(document: Any, schema: dict[str, Any] | str | Path, *, source: str) -> None:
@@ -117,12 +169,28 @@ def validate(document: Any, schema: dict[str, Any] | str | Path, *, source: str)
     """
     if not isinstance(schema, dict):
         schema = _schema(str(Path(schema).resolve()))
-    validator_cls = jsonschema.validators.validator_for(schema)
-    errors = sorted(validator_cls(schema).iter_errors(document),
+    found = schema_problem(document, schema)
+    if found:
+        raise DataFileError(source, *found)
+
+
+def schema_problem(document: Any, schema: dict[str, Any],
+                   validator: jsonschema.protocols.Validator | None = None,
+                   ) -> tuple[str, str] | None:
+    """The JSON path and the rule of the error of ``document`` to report, or None: the deepest
+    and first in the document (of several there, jsonschema's best match, which looks inside
+    ``anyOf``/``oneOf`` for the closest choice), the rule in one short line
+    (:func:`schema_message`). ``validator``: one made for
+    ``schema`` already (the web app keeps one per schema)."""
+    if validator is None:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(document),
                     key=lambda e: (-len(e.absolute_path), json_path(e.absolute_path)))
-    if errors:
-        best = jsonschema.exceptions.best_match(errors) or errors[0]
-        raise DataFileError(source, json_path(best.absolute_path), best.message)
+    if not errors:
+        return None
+    first = [e for e in errors if e.absolute_path == errors[0].absolute_path]
+    best = jsonschema.exceptions.best_match(first) or errors[0]
+    return json_path(best.absolute_path), schema_message(best)
 
 
 def load_validated(path: str | Path, schema: dict[str, Any] | str | Path) -> Any:

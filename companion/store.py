@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,20 @@ CREATE TABLE IF NOT EXISTS meta (
     value TEXT NOT NULL
 );
 """
+
+
+@cache
+def _schema_tables() -> dict[str, frozenset[str]]:
+    """The tables of :data:`_SCHEMA` and the columns of each (as SQLite makes them)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        names = [row[0] for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+        return {name: frozenset(row[1] for row in db.execute(f"PRAGMA table_info({name})"))
+                for name in names}
+    finally:
+        db.close()
 
 
 def default_db_path() -> Path:
@@ -247,6 +262,7 @@ class Store:
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False,
                                        isolation_level=None, timeout=10.0)
+            self._refuse_another_programs()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -263,6 +279,23 @@ class Store:
         elif int(row[0]) > SCHEMA_VERSION:
             raise BadInput(f"{self.path}: made by a newer version (schema {row[0]}), "
                            f"this one reads schema {SCHEMA_VERSION}")
+
+    def _refuse_another_programs(self) -> None:
+        """Refuse, before anything is written to it, a database that holds tables this program
+        does not make (``--db`` given another program's file): its tables would be added to
+        it, its journal switched to WAL."""
+        tables = {row[0] for row in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+        if "meta" in tables and self._db.execute(
+                "SELECT 1 FROM meta WHERE key='schema_version'").fetchone():
+            return   # written by this program (a newer version: said by the caller)
+        ours = _schema_tables()
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(games)")}
+        if tables - set(ours) or (columns and columns != ours["games"]):
+            self._db.close()
+            raise BadInput(f"{self.path}: not a Doom Companion games database (it holds the "
+                           f"tables {', '.join(sorted(tables))} of another program); give --db "
+                           "a new file or a games database this program wrote")
 
     @contextmanager
     def _using(self) -> Iterator[None]:

@@ -12,6 +12,7 @@ the indices 0-11 of the layout file's ``candles`` list; a line is a pair ``(a, b
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,21 @@ def box_center(box: Sequence[float]) -> tuple[float, float]:
 
 def _fail(source: str, path: str, rule: str) -> DataFileError:
     return DataFileError(source, path, rule)
+
+
+def _check_misspelt(doc: Mapping[str, Any], keys: Sequence[str], what: str, source: str,
+                    path: str) -> None:
+    """Refuse a key of ``doc`` that looks like a misspelling of one of ``keys`` it lacks
+    (``lnes`` for ``lines``): read as an absent key, its value would be lost without a word.
+    Other keys are welcome (``sigil --json`` adds ``pose``, ``evidence``, ``notes``)."""
+    missing = [k for k in keys if k not in doc]
+    for key in doc:
+        if key in keys or not isinstance(key, str) or not missing:
+            continue
+        close = difflib.get_close_matches(key.lower(), missing, n=1, cutoff=0.75)
+        if close:
+            raise _fail(source, f"{path}.{key}",
+                        f"not a key of {what}: did you mean {close[0]!r}?")
 
 
 @dataclass(frozen=True)
@@ -161,6 +177,8 @@ class SigilState:
     def _check(doc: Mapping[str, Any], source: str) -> None:
         if not isinstance(doc, Mapping):
             raise _fail(source, "$", "a sigil state is a JSON object")
+        _check_misspelt(doc, ("layout", "lines", "crossed", "top", "unknown"),
+                        "a sigil state", source, "$")
         if not isinstance(doc.get("layout"), str) or not doc["layout"]:
             raise _fail(source, "$.layout", "expected the layout name (a non-empty string)")
         lines = doc.get("lines", [])
@@ -201,6 +219,7 @@ class SigilState:
                     or not isinstance(box.get("circled", False), bool)):
                 raise _fail(source, f"$.top[{i}]",
                             'expected null or {"value": 1-6, "circled": true/false}')
+            _check_misspelt(box, ("value", "circled"), "a top box", source, f"$.top[{i}]")
         unknown = doc.get("unknown", [])
         if not isinstance(unknown, list):
             raise _fail(source, "$.unknown", "expected a list of element names")

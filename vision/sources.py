@@ -597,12 +597,15 @@ class FrameSource:
 def open_source(text: str, config: SourceConfig | None = None) -> FrameSource:
     """Open the source a ``--source`` string names (not started: call ``start()``).
 
-    A missing path, an empty folder or a video file whose first frame cannot be decoded raise
-    :class:`companion.errors.BadInput` at once; a webcam or stream that cannot be reached is not
-    an input error: it is retried with backoff once started, and its status says why.
+    A missing path, an empty folder, a video file whose first frame cannot be decoded or an
+    image file that cannot be read raise :class:`companion.errors.BadInput` at once; a webcam
+    or stream that cannot be reached is not an input error: it is retried with backoff once
+    started, and its status says why.
     """
     spec = parse_source(text)
     if spec.kind == "file":
         _probe_file(spec)
+    elif spec.kind == "folder" and Path(str(spec.target)).is_file():
+        read_image(spec.target)  # one image, named by the user: InvalidImage says what is wrong
     return FrameSource(spec, config)
 

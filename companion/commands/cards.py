@@ -155,7 +155,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     without them, so the states and everything not fixed are those of the seed.
     """
     from calibration.states import RandomCards
-    from companion.cli import output_folder
+    from companion.cli import output_folder, unlabel, write_whole
 
     if count < 1:
         raise BadInput(f"--count must be 1 or more, got {count}")
@@ -163,6 +163,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
         raise BadInput("no layouts to render")
     label_names, to_write = _label_names(layouts)
     output_folder(out)
+    unlabel(out)
     for name, layout in to_write.items():
         (out / "layouts").mkdir(exist_ok=True)
         (out / "layouts" / f"{name}.json").write_text(
@@ -197,6 +198,5 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
                                 for x, y in info.card_corners_px],
             "ghost_lines": sorted(ghosts),
         })
-    (out / "labels.json").write_text(
-        "[\n" + ",\n".join(json.dumps(e) for e in labels) + "\n]\n", encoding="utf-8")
+    write_whole(out / "labels.json", "[\n" + ",\n".join(json.dumps(e) for e in labels) + "\n]\n")
     return labels

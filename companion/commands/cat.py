@@ -62,7 +62,10 @@ def _states(paths: list[str]) -> Iterator[tuple[str, SigilState]]:
     """Sigil states from files (one object, or a list of them) and ``-`` (JSON lines)."""
     for path in paths:
         if path == "-":
-            for number, line in enumerate(sys.stdin, start=1):
+            # bytes, decoded line by line by parse_json: a line in another encoding is named
+            # (the text layer would raise, or turn it into characters JSON refuses)
+            lines = getattr(sys.stdin, "buffer", sys.stdin)
+            for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
                 source = f"<stdin>:{number}"

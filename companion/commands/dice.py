@@ -18,12 +18,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cli import output_folder, print_json
+from companion.cli import output_folder, print_json, unlabel, write_whole
 from companion.datafiles import read_labels
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
 from vision.dice import read_dice
-from vision.dice.evaluate import check_labels, score_image, summarize
+from vision.dice.evaluate import check_boxes_inside, check_labels, score_image, summarize
 from vision.imageio import read_image
 from vision.render.dice import render_scene
 
@@ -50,8 +50,10 @@ def evaluate(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     entries = check_labels(read_labels(folder, "dice"), str(folder / "labels.json"))
     results = []
-    for entry in entries:
+    for i, entry in enumerate(entries):
         image = read_image(folder / entry["image"])
+        check_boxes_inside(entry["dice"], (image.shape[1], image.shape[0]),
+                           str(folder / "labels.json"), f"$[{i}]")
         results.append(score_image(entry["image"], read_dice(image), entry["dice"],
                                    (image.shape[1], image.shape[0])))
     score = summarize(results)
@@ -84,6 +86,7 @@ def bench(args: argparse.Namespace) -> int:
 
 def render(args: argparse.Namespace) -> int:
     out = output_folder(args.out)
+    unlabel(out)
     entries = []
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])
@@ -96,6 +99,6 @@ def render(args: argparse.Namespace) -> int:
                                   "bbox_kind": "top_face", "color": lb["color"],
                                   "state": lb["state"], "die_bbox": lb["die_bbox"]}
                                  for lb in labels]})
-    (out / "labels.json").write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    write_whole(out / "labels.json", json.dumps(entries, indent=1) + "\n")
     print(f"{out}: {args.count} scenes and labels.json")
     return 0

@@ -49,9 +49,9 @@ def read(args: argparse.Namespace) -> int:
     """``sigil IMAGE --layout L [--json]``."""
     image = read_image(args.image)
     layout = load_layout(args.layout)
+    refs = references(args.layout) or None  # a registered card's own file: not the photo's
     try:
-        reading = _reader()(image, layout, references(args.layout) or None,
-                            others=all_layouts())
+        reading = _reader()(image, layout, refs, others=all_layouts())
     except BadInput as exc:  # no card in view, too small, ...: say in which image
         raise BadInput(f"{args.image}: {exc}") from None
     if args.json:
@@ -80,7 +80,18 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
     for i, entry in enumerate(read_labels(folder, "sigil")):
         if not isinstance(entry.get("sigil"), dict):
             raise DataFileError(str(path), f"$[{i}].sigil", "expected a sigil state object")
-        truth = SigilState.from_json(entry["sigil"], source=f"{path}: $[{i}].sigil")
+        try:
+            truth = SigilState.from_json(entry["sigil"], source=str(path))
+        except DataFileError as exc:  # its path is inside the state: say it inside the file
+            raise DataFileError(str(path), f"$[{i}].sigil{exc.json_path[1:]}",
+                                exc.rule) from None
+        ghosts = entry.get("ghost_lines", [])
+        for where, bad in [("", not isinstance(ghosts, list))] + [
+                (f"[{k}]", not _candle_pair(g)) for k, g in enumerate(ghosts)
+                if isinstance(ghosts, list)]:
+            if bad:
+                raise DataFileError(str(path), f"$[{i}].ghost_lines{where}", "expected a list "
+                                    "of erased lines, each a pair of candle indices 0-11")
         beside = folder / truth.layout
         if truth.layout.endswith(".json") and not Path(truth.layout).is_absolute() \
                 and beside.is_file():  # a layout file that travels with the photos
@@ -91,6 +102,12 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
             raise DataFileError(str(path), f"$[{i}].sigil.layout", str(exc)) from None
         out.append((entry, truth))
     return out
+
+
+def _candle_pair(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 12
+                    for c in value))
 
 
 def _art(cond: Any) -> tuple[str | None, int | None]:
@@ -122,9 +139,9 @@ def evaluate_folder(folder: str | Path, *, worst: int = 10,
         cond = entry.get("conditions") or {}
         image = read_image(folder / entry["image"])
         layout = load_layout(truth.layout)
+        refs = references(truth.layout, *_art(cond)) or None  # a bad one: not the reader's
         try:
-            result = read_sigil(image, layout, references(truth.layout, *_art(cond)) or None,
-                                others=all_layouts())
+            result = read_sigil(image, layout, refs, others=all_layouts())
             reading, refusal = result.state, None
         except BadInput as exc:
             result, reading, refusal = None, None, str(exc)
@@ -196,10 +213,9 @@ def bench(args: argparse.Namespace) -> int:
     files = image_files(folder)
     layout_of: dict[str, str] = {}
     art_of: dict[str, tuple[str | None, int | None]] = {}
-    if (folder / "labels.json").is_file():
-        for entry, truth in _labels(folder):
-            layout_of[entry["image"]] = truth.layout
-            art_of[entry["image"]] = _art(entry.get("conditions"))
+    for entry, truth in _labels(folder):  # each photo's layout (no labels.json: BadInput)
+        layout_of[entry["image"]] = truth.layout
+        art_of[entry["image"]] = _art(entry.get("conditions"))
     missing = [f.name for f in files if f.name not in layout_of]
     if missing:
         raise BadInput(f"{folder}: labels.json names no layout for {missing[0]} "

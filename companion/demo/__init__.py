@@ -28,13 +28,13 @@ action starts, so that a pipeline reading one frame in three still lands inside 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from companion.datafiles import read_json
 from vision.readings import DiceReading, Die, SigilState
 
 __all__ = [
@@ -53,7 +53,7 @@ def demo_source_path() -> Path:
 
 @lru_cache(maxsize=1)
 def _doc() -> dict[str, Any]:
-    return json.loads((DEMO_DIR / "demo.json").read_text())
+    return read_json(DEMO_DIR / "demo.json")   # damaged: DataFileError naming line, column
 
 
 def demo_description() -> dict[str, Any]:

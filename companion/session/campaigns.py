@@ -67,8 +67,24 @@ def _choices_key(campaign_id: int) -> str:
 
 
 def _choices(store: Store, campaign_id: int) -> list[dict[str, Any]]:
+    """The familiar choices made between the campaign's games, in order; :class:`Damaged`
+    naming the campaign when the stored row cannot be used (edited by hand, damaged)."""
     raw = store.get_meta(_choices_key(campaign_id))
-    return list(json.loads(raw)) if raw else []
+    if not raw:
+        return []
+    what = f"campaign {campaign_id}: its familiar choices"
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise Damaged(f"{what}: not valid JSON ({exc})") from None
+    if not isinstance(doc, list):
+        raise Damaged(f"{what}: not a list")
+    for i, c in enumerate(doc):
+        if not (isinstance(c, dict) and isinstance(c.get("after"), int)
+                and isinstance(c.get("player"), str) and isinstance(c.get("familiar"), str)):
+            raise Damaged(f'{what}: choice {i + 1} is not {{"after": game, "player": name, '
+                          '"familiar": id}')
+    return doc
 
 
 def _fold(store: Store, campaign_id: int) -> tuple[Any, list[str], str]:
@@ -94,7 +110,10 @@ def _fold(store: Store, campaign_id: int) -> tuple[Any, list[str], str]:
         "type": "campaign_start", "players": players, "grid": list(campaign.setup["goals"]),
         "familiars": {p: held[p]["id"] for p in players} if with_familiars and games
         else None}]
-    choices = _choices(store, campaign_id)
+    try:
+        choices = _choices(store, campaign_id)
+    except Damaged as exc:   # said in the standings; no choice is written over it
+        return None, players, str(exc)
     for k, g in enumerate(games):
         fams = g.result.get("familiars") or {}
         # a game's sigil totals are net of its familiar's cost: the campaign takes it off

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from companion.datafiles import schema_problem
 from companion.errors import BadInput
 from companion.session.engine import EngineAdapter, Refused
 from companion.store import Damaged, LogView, Store
@@ -43,14 +44,13 @@ _Validator = jsonschema.validators.extend(
 
 
 def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
-    """The first schema violation of ``doc`` as one line naming the JSON path, or None."""
-    validator = _Validator(schema)
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
-    if not errors:
+    """The schema violation of ``doc`` to report (:func:`companion.datafiles.schema_problem`,
+    as for data files) as one line naming the JSON path, or None."""
+    found = schema_problem(doc, dict(schema), _Validator(schema))
+    if found is None:
         return None
-    err = errors[0]
-    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    return f"{what}: at {path}: {err.message}"
+    path, rule = found
+    return f"{what}: at {path}: {rule}"
 
 
 def prepare(engine: EngineAdapter, setup: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:

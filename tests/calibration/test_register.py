@@ -114,3 +114,36 @@ def test_register_accepts_an_array(tmp_path):
     assert result.method == "markers" and (result.folder / "reference.png").is_file()
     with pytest.raises(BadInput):
         register_card(frame, LAYOUTS_DIR / "C.json", "A", registry=tmp_path)
+
+
+@pytest.mark.parametrize("blocked", ["home", "home/cards", "home/cards/mine"])
+def test_register_into_a_registry_that_cannot_be_written_exits_2(tmp_path, monkeypatch, capsys,
+                                                                   blocked):
+    """A file where the registry's folder goes (a read-only home fails alike): one line."""
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path / "home"))
+    (tmp_path / blocked).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / blocked).write_text("a file, not a folder")
+    photo = tmp_path / "photo.jpg"
+    cv2.imwrite(str(photo), _blank_photo("C", "companion", 0, 5, background="felt")[0])
+    code = main(["cards", "register", str(photo), "--layout", str(LAYOUTS_DIR / "C.json"),
+                 "--name", "mine"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"doomcompanion: error: {tmp_path / blocked}")
+    assert (tmp_path / blocked).read_text() == "a file, not a folder"
+
+
+def test_a_registration_that_fails_to_be_written_leaves_the_earlier_one_whole(tmp_path,
+                                                                             monkeypatch):
+    frame, _ = _blank_photo("C", "companion", 0, 5, background="felt")
+    first = register_card(frame, LAYOUTS_DIR / "C.json", "mine", registry=tmp_path)
+    before = {p.name: p.read_bytes() for p in first.folder.iterdir()}
+    other = tmp_path / "C2.json"
+    other.write_text(json.dumps(json.loads((LAYOUTS_DIR / "C.json").read_text())
+                                | {"title": "second"}))
+    monkeypatch.setattr("calibration.register.cv2.imwrite", lambda *a, **k: False)
+    with pytest.raises(BadInput, match=r"reference\.png: cannot write"):
+        register_card(frame, other, "mine", registry=tmp_path)
+    assert {p.name: p.read_bytes() for p in first.folder.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["C2.json", "cards"]  # no leftovers
+    assert sorted(p.name for p in (tmp_path / "cards").iterdir()) == ["mine"]

@@ -43,6 +43,22 @@ def test_errors_name_file_path_and_rule(doc, path, rule):
     assert str(exc.value) == f"layouts/A.json: at {path}: {rule}"
 
 
+@pytest.mark.parametrize(("doc", "schema", "rule"), [
+    (list(range(40)), {"type": "array", "minItems": 41},
+     "a list of 40 items is too short (at least 41 items)"),
+    ({f"key{i}": i for i in range(30)}, {"type": "array"},
+     "an object of 30 keys is not of type 'array'"),
+    ("x" * 300, {"type": "string", "maxLength": 10},
+     f"{'x' * 40!r}... (300 characters) is too long (at most 10 characters)"),
+    ([1, 2], {"type": "array", "minItems": 3}, "[1, 2] is too short (at least 3 items)"),
+])
+def test_a_rule_broken_by_a_large_value_describes_it_instead_of_printing_it(doc, schema, rule):
+    """A goals.json with a goal deleted used to print the whole catalogue in its message."""
+    with pytest.raises(DataFileError) as exc:
+        validate(doc, schema, source="goals.json")
+    assert exc.value.rule == rule
+
+
 def test_malformed_json_names_line_and_column(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "A",\n "candles": [}\n')
@@ -61,6 +77,28 @@ def test_non_finite_numbers_are_refused_with_their_path(text, path, rule):
         parse_json(text, "x.json")
     assert (exc.value.file, exc.value.json_path, exc.value.rule) == ("x.json", path, rule)
     assert parse_json('{"NaN": "Infinity", "a": 1e300}', "x.json")["a"] == 1e300
+
+
+@pytest.mark.parametrize(("data", "where"), [
+    (b'{"name": "\xff"}', "line 1 column 11"),
+    (b'{"a": 1,\n "name": "caf\xe9"}', "line 2 column 14"),
+])
+def test_text_that_is_not_utf8_names_line_and_column(tmp_path, data, where):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(data)
+    for parse in (lambda: read_json(path), lambda: parse_json(data, str(path))):
+        with pytest.raises(DataFileError) as exc:
+            parse()
+        assert exc.value.file == str(path) and exc.value.json_path == where
+        assert exc.value.rule.startswith("not UTF-8 text (byte 0x")
+
+
+def test_a_utf8_byte_order_mark_is_read(tmp_path):
+    """Some editors (Windows Notepad) start a UTF-8 file with a byte order mark."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + '{"name": "Zoë"}'.encode())
+    assert read_json(path) == {"name": "Zoë"}
+    assert parse_json(path.read_bytes(), "x") == {"name": "Zoë"}
 
 
 def test_missing_file_is_bad_input(tmp_path):

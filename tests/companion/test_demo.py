@@ -139,3 +139,21 @@ def test_shot_is_pure_and_checks_its_range():
     assert make_demo.shot(50) == make_demo.shot(50)
     with pytest.raises(ValueError, match="outside"):
         make_demo.shot(make_demo.N_FRAMES)
+
+
+def test_a_damaged_demo_json_is_named_in_one_line(tmp_path, monkeypatch):
+    """serve (no --source) printed a JSONDecodeError traceback, exit 1."""
+    import companion.demo as demo
+    from companion.errors import DataFileError
+
+    text = (demo.DEMO_DIR / "demo.json").read_text()
+    (tmp_path / "demo.json").write_text(text[:-50])
+    monkeypatch.setattr(demo, "DEMO_DIR", tmp_path)
+    demo._doc.cache_clear()
+    try:
+        with pytest.raises(DataFileError) as exc:
+            demo.demo_description()
+    finally:
+        demo._doc.cache_clear()
+    assert exc.value.file == str(tmp_path / "demo.json")
+    assert exc.value.json_path.startswith("line 1 column ")

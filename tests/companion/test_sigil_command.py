@@ -78,7 +78,7 @@ def test_eval_sigil_show_into_a_folder_that_cannot_be_made_exits_2_before_readin
 
 @pytest.mark.parametrize("command", ["eval", "bench"])
 @pytest.mark.parametrize(("sigil", "message"), [
-    ({"layout": None}, "$[1].sigil: at $.layout: expected the layout name"),
+    ({"layout": None}, "at $[1].sigil.layout: expected the layout name"),
     ({"layout": "Z"}, "at $[1].sigil.layout: unknown layout 'Z'"),
 ])
 def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
@@ -95,6 +95,46 @@ def test_eval_and_bench_refuse_a_label_without_a_usable_layout_alike(
     assert message in err and err.count("\n") == 1
 
 
+def test_bench_sigil_on_a_folder_without_labels_says_so(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "card_0.png").write_bytes((folder / "card_0.png").read_bytes())
+    assert main(["bench", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path}: no labels.json in this folder\n")
+
+
+def test_eval_sigil_refuses_a_label_with_a_misspelt_key(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[1]["sigil"]["lnes"] = labels[1]["sigil"].pop("lines")
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path / 'labels.json'}: at $[1].sigil.lnes: not a key of "
+        "a sigil state: did you mean 'lines'?\n")
+
+
+@pytest.mark.parametrize(("ghosts", "where"), [
+    ("0-1", "$[0].ghost_lines"),
+    ([[0, 1], [2]], "$[0].ghost_lines[1]"),
+    ([[0, 12]], "$[0].ghost_lines[0]"),
+])
+def test_eval_sigil_refuses_malformed_ghost_lines(
+        folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], ghosts: object,
+        where: str) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+    labels[0]["ghost_lines"] = ghosts
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "sigil", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {tmp_path / 'labels.json'}: at {where}: expected a list of "
+        "erased lines, each a pair of candle indices 0-11\n")
+
+
 def test_a_broken_registered_card_does_not_block_reading_card_a(
         folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,6 +146,34 @@ def test_a_broken_registered_card_does_not_block_reading_card_a(
                         all_layouts.__wrapped__)  # not the cached list of another test
     assert main(["sigil", str(folder / "card_0.png"), "--layout", "A", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["layout"] == "A"
+
+
+@pytest.mark.parametrize("command", ["sigil", "eval"])
+def test_a_registered_card_with_a_corrupt_reference_is_named_not_the_photo(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """The blank card's image of a registered card is the registry's file: a corrupt one was
+    reported as the photo's problem ("card_0.png: .../reference.png: ..."), and eval sigil
+    counted every card of the design as refused by the reader, exit 0."""
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path / "home"))
+    card = tmp_path / "home" / "cards" / "mine"
+    card.mkdir(parents=True)
+    (card / "layout.json").write_text(json.dumps(LAYOUT.to_json() | {"name": "mine"}))
+    (card / "reference.png").write_bytes(b"not a png")
+    labels = json.loads((folder / "labels.json").read_text())
+    for entry in labels:
+        (tmp_path / entry["image"]).write_bytes((folder / entry["image"]).read_bytes())
+        entry["sigil"]["layout"] = "mine"
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    monkeypatch.setattr("companion.commands.sigil._reader",
+                        lambda: lambda *a, **k: pytest.fail("read a card"))
+    args = (["sigil", str(tmp_path / "card_0.png"), "--layout", "mine"] if command == "sigil"
+            else ["eval", "sigil", str(tmp_path)])
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {card / 'reference.png'}: not an image, or a corrupt or "
+        "truncated one (the blank card of registered card 'mine': register it again with "
+        "cards register)\n")
 
 
 @pytest.mark.parametrize(("shape", "message"), [

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -220,6 +221,34 @@ def test_a_schema_version_that_is_no_number_is_bad_input_and_serve_exits_2(tmp_p
     assert proc.stderr.strip().splitlines() == [
         f"doomcompanion: error: {path}: its schema_version is 'abc', not a number: not a "
         "games database this program wrote, or a damaged one"]
+
+
+@pytest.mark.parametrize("tables", [["games (x TEXT)"], ["notes (body TEXT)", "tags (t)"]])
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path, tables):
+    """--db pointed at the wrong file (another program's SQLite database): the store added its
+    tables to it and switched it to WAL, and served from it; a 'games' table of its own
+    broke every page. Refused now, the file untouched."""
+    path = tmp_path / "other.sqlite"
+    db = sqlite3.connect(path)
+    for table in tables:
+        db.execute(f"CREATE TABLE {table}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    names = ", ".join(sorted(t.split()[0] for t in tables))
+    with pytest.raises(BadInput) as exc:
+        Store(path)
+    assert str(exc.value) == (
+        f"{path}: not a Doom Companion games database (it holds the tables {names} of "
+        "another program); give --db a new file or a games database this program wrote")
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "other.sqlite"]
+
+
+def test_an_empty_sqlite_file_becomes_a_games_database(tmp_path):
+    path = tmp_path / "empty.sqlite"
+    sqlite3.connect(path).close()    # a file of zero bytes: an empty database
+    assert Store(path).games() == []
 
 
 @pytest.mark.parametrize(("sql", "fragment"), [

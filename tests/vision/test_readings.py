@@ -41,11 +41,35 @@ def test_sigil_state_is_canonical_whatever_the_order():
      "expected \"line a-b\", \"candle c\" or \"top k\", got 'the cat'"),
     ({"unknown": ["top 7"]}, "$.unknown[0]", "'top 7' is out of range"),
     ({"layout": ""}, "$.layout", "expected the layout name (a non-empty string)"),
+    ({"top": [{"value": 2, "circeld": True}] + [None] * 6}, "$.top[0].circeld",
+     "not a key of a top box: did you mean 'circled'?"),
 ])
 def test_sigil_state_refuses_malformed_documents(change, path, rule):
     with pytest.raises(DataFileError) as exc:
         SigilState.from_json({**GOOD, **change}, source="s.json")
     assert (exc.value.file, exc.value.json_path, exc.value.rule) == ("s.json", path, rule)
+
+
+@pytest.mark.parametrize(("key", "typo"), [
+    ("lines", "lnes"), ("crossed", "Crossed"), ("crossed", "crosed"), ("unknown", "unkown"),
+    ("top", "tops"),
+])
+def test_sigil_state_refuses_a_misspelt_key(key, typo):
+    """Read as an absent key, a misspelt one would leave the state without its lines, crossed
+    candles, ... without a word (a label, a state given to score)."""
+    doc = {k: v for k, v in GOOD.items() if k != key} | {typo: GOOD[key]}
+    with pytest.raises(DataFileError) as exc:
+        SigilState.from_json(doc, source="s.json")
+    assert (exc.value.json_path, exc.value.rule) == (
+        f"$.{typo}", f"not a key of a sigil state: did you mean {key!r}?")
+
+
+def test_sigil_state_keeps_taking_keys_it_does_not_know():
+    """More keys are welcome (``sigil --json`` adds pose, evidence and notes, which ``score -``
+    reads): only a near miss of a key the document lacks is taken for a typo."""
+    doc = {**GOOD, "pose": {}, "evidence": {}, "notes": [], "lnes": 1}
+    assert SigilState.from_json(doc) == SigilState.from_json(GOOD)
+    assert SigilState.from_json({"layout": "A", "notes": [], "title": "x"}).lines == ()
 
 
 def test_die_contract():

@@ -104,6 +104,24 @@ def test_corrupt_video_file_is_bad_input_naming_the_file(tmp_path, content):
         open_source(str(path))
 
 
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "empty file"),
+    (b"this is not an image", "not an image"),
+    (b"\x89PNG\r\n\x1a\n garbage", "photo.png: truncated image file"),
+])
+def test_an_image_file_that_cannot_be_read_is_bad_input_at_once(tmp_path, content, message):
+    """As a video file whose first frame cannot be decoded: one image that will never be read
+    is the user's mistake, not a capture to retry for ever ("no image in the folder could be
+    read" on the dashboard, of a file that is no folder)."""
+    path = tmp_path / "photo.png"
+    path.write_bytes(content)
+    with pytest.raises(BadInput, match=message):
+        open_source(str(path))
+    cv2.imwrite(str(path), _frame(1))
+    with open_source(str(path), SourceConfig(realtime=False)) as src:
+        assert _index_of(src.next_frame(timeout=WAIT).image) == 1
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"fps": 0}, "fps"), ({"backoff_initial": 0}, "backoff"), ({"backoff_factor": 0.5}, "backoff"),
     ({"max_retries": 0}, "max_retries"), ({"fps_window": 1}, "fps_window"),

@@ -230,6 +230,20 @@ def summarize(results: Sequence[ImageResult]) -> DiceScore:
                      colour=colour_score([c for r in results for c in r.colours]))
 
 
+def check_boxes_inside(dice: Sequence[Mapping[str, Any]], size: tuple[int, int], source: str,
+                       where: str) -> None:
+    """Refuse a labelled box that does not overlap its image of ``size`` (width, height): it
+    can match no reading (x and y swapped, another photo's box). ``where`` is the JSON path of
+    the image's entry. Convention: boxes ``[x0, y0, x1, y1]`` in pixels, origin top-left."""
+    width, height = size
+    for k, die in enumerate(dice):
+        x0, y0, x1, y1 = die["bbox"]
+        if x1 < 0 or y1 < 0 or x0 > width or y0 > height:
+            shown = ", ".join(f"{v:g}" for v in die["bbox"])
+            raise DataFileError(source, f"{where}.dice[{k}].bbox",
+                                f"[{shown}] lies outside the {width}x{height} image")
+
+
 def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
     """Check a dice ``labels.json`` document; raise :class:`DataFileError` naming the place."""
     if not isinstance(doc, list):
@@ -249,7 +263,13 @@ def check_labels(doc: Any, source: str) -> list[dict[str, Any]]:
                     or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
                     or box[0] > box[2] or box[1] > box[3]):
                 raise DataFileError(source, f"{where}.bbox", "expected [x0, y0, x1, y1]")
-            value = die.get("value")
+            if "value" not in die:  # a misspelt key would count the die as unreadable
+                raise DataFileError(source, f"{where}.value", "missing: the top face's value, "
+                                    "1-6, or null when it cannot be read")
+            value = die["value"]
             if value is not None and (isinstance(value, bool) or value not in range(1, 7)):
                 raise DataFileError(source, f"{where}.value", "expected 1-6 or null")
+            if "color" in die and not isinstance(die["color"], str):
+                raise DataFileError(source, f"{where}.color",
+                                    'expected the body colour\'s name, e.g. "white"')
     return list(doc)

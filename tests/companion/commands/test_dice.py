@@ -41,6 +41,49 @@ def test_render_is_seeded(rendered, tmp_path):
             == json.loads((rendered / "labels.json").read_text())[0])
 
 
+def test_a_render_stopped_half_way_leaves_no_labels_that_describe_other_photos(
+        rendered, tmp_path, monkeypatch, capsys):
+    """Rendering again into a labelled folder and stopping (Ctrl-C) half-way left the old
+    labels.json beside photos partly replaced by new ones: eval then scored the reader against
+    the wrong labels, exit 0. The folder is unlabelled until the new labels are written."""
+    out = tmp_path / "set"
+    shutil.copytree(rendered, out)
+    from companion.commands import dice as command
+
+    real = command.render_scene
+    calls = []
+
+    def interrupted(rng):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(rng)
+
+    monkeypatch.setattr(command, "render_scene", interrupted)
+    assert main(["render", "dice", str(out), "--count", "3", "--seed", "9"]) == 130
+    assert not (out / "labels.json").exists()
+    assert sorted(p.name for p in out.iterdir()) == [  # the photos, and no temporary file
+        "scene_00000.jpg", "scene_00001.jpg", "scene_00002.jpg"]
+    capsys.readouterr()
+    assert main(["eval", "dice", str(out)]) == 2
+    assert "no labels.json in this folder" in capsys.readouterr().err
+
+
+def test_eval_refuses_a_labelled_box_outside_its_image(rendered, tmp_path, capsys):
+    """A box off the photo (x and y swapped, another photo's box) can match no reading: it
+    was counted as a die the reader missed, exit 0."""
+    out = tmp_path / "set"
+    shutil.copytree(rendered, out)
+    labels = json.loads((out / "labels.json").read_text())
+    w, h = labels[1]["width"], labels[1]["height"]
+    labels[1]["dice"][0]["bbox"] = [w + 10, 20, w + 60, 70]
+    (out / "labels.json").write_text(json.dumps(labels))
+    assert main(["eval", "dice", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"doomcompanion: error: {out / 'labels.json'}: at $[1].dice[0].bbox: "
+        f"[{w + 10}, 20, {w + 60}, 70] lies outside the {w}x{h} image\n")
+
+
 def test_eval_prints_the_fixed_keys(rendered, capsys):
     assert main(["eval", "dice", str(rendered), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -86,6 +86,22 @@ def test_score_reads_json_lines_from_stdin(monkeypatch, capsys):
     assert totals == [pts(2, 1), 0]
 
 
+def test_score_stdin_line_that_is_not_utf8_exits_2_naming_the_line(monkeypatch, capsys):
+    """stdin is read as bytes: a line in another encoding is the user's mistake, whatever
+    the locale's error handler for stdin (strict: a traceback once; surrogateescape: a
+    misleading "not valid JSON")."""
+    good = json.dumps(STATE).encode()
+    data = good + b"\n" + json.dumps(STATE | {"layout": "A"}).encode().replace(b'"A"', b'"\xc4"')
+    stdin = io.TextIOWrapper(io.BytesIO(data + b"\n"), encoding="utf-8", errors="strict")
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["score", "-", "--goals", "2", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert len(captured.out.strip().splitlines()) == 1   # the first line was scored
+    err = captured.err.strip()
+    assert "\n" not in err and "<stdin>:2: at line 1 column" in err
+    assert "not UTF-8 text (byte 0xc4)" in err
+
+
 def test_score_text_output(tmp_path, capsys):
     assert main(["score", _write(tmp_path, "a.json", STATE), "--goals", "1,2"]) == 0
     out = capsys.readouterr().out

@@ -97,6 +97,8 @@ def test_a_correction_and_its_refusal(client):
     ("/api/games/import", {"format": "zip"}, 400, "this is not a Doom Companion game export"),
     ("/api/games/import", [1, 2], 400, "this is not a Doom Companion game export"),
     ("/api/games/import", {"format": "doomcompanion-game", "version": 2}, 400,
+     "body: at $.version: 1 was expected"),
+    ("/api/games/import", {"format": "doomcompanion-game", "version": 1}, 400,
      "body: at $: 'game' is a required property"),
 ])
 def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status, fragment):
@@ -166,6 +168,25 @@ def test_a_body_over_the_limit_is_413(client):
     res = client.post("/api/games/import", data=b"{" + b" " * (70 * 1024) + b"}",
                       content_type="application/json")
     assert res.status_code == 413 and "too large" in res.json["error"]
+
+
+@pytest.mark.parametrize(("area", "error"), [
+    # a choice of schemas (null or four fractions): the error inside the closest one, as data
+    # files say it (datafiles.validate), not "is not valid under any of the given schemas"
+    ([0.1, 0.5, 0.9, 1.5], "body: at $.area[3]: 1.5 is greater than the maximum of 1"),
+    ([0.1, 0.5, 0.9], "body: at $.area: [0.1, 0.5, 0.9] is too short (at least 4 items)"),
+])
+def test_a_body_error_inside_a_choice_names_the_value_at_fault(client, area, error):
+    res = client.post("/api/live/roll-area", json={"area": area})
+    assert res.status_code == 400 and res.json["error"] == error
+
+
+def test_a_schema_error_on_a_large_value_stays_short(client):
+    res = client.post("/api/games/import", json={
+        "format": "doomcompanion-game", "version": 1, "ops": [],
+        "game": [{"kind": "cat", "title": f"game {i}", "setup": {}} for i in range(200)]})
+    assert res.status_code == 400
+    assert res.json["error"] == "body: at $.game: a list of 200 items is not of type 'object'"
 
 
 def test_export_then_import(client):

@@ -126,6 +126,30 @@ def test_a_campaign_without_familiars_has_no_choices(app):
     assert res.status_code == 409
 
 
+@pytest.mark.parametrize("stored", ["{broken", '[{"player": "Bo"}]', '{"after": 1}'])
+def test_damaged_familiar_choices_are_said_and_kept(app, stored):
+    """The choices between games are a row of the store: edited by hand (or damaged), it made
+    every campaign request a 500 and ended the history page's stream. Now the campaign says
+    what is wrong, the others are listed, and no choice is written over it."""
+    c = app.test_client()
+    cid = new_campaign(c)
+    other = new_campaign(c, familiars=False)
+    first_game(c, cid)
+    assert c.post(f"/api/campaigns/{cid}/familiar",
+                  json={"player": "Bo", "familiar": "F02"}).status_code == 200
+    store = app.extensions["doom"].hub.store
+    store.set_meta(f"campaign.{cid}.familiar_choices", stored)
+    res = c.get(f"/api/campaigns/{cid}")
+    assert res.status_code == 200
+    error = res.json["standings"]["error"]
+    assert error.startswith(f"campaign {cid}: its familiar choices: ")
+    listed = {x["id"]: x["standings"] for x in c.get("/api/campaigns").json["campaigns"]}
+    assert listed[cid]["error"] == error and listed[other]["error"] == ""
+    res = c.post(f"/api/campaigns/{cid}/familiar", json={"player": "Ann", "familiar": "F06"})
+    assert res.status_code == 400 and res.json["error"] == error
+    assert store.get_meta(f"campaign.{cid}.familiar_choices") == stored
+
+
 @pytest.mark.parametrize(("doc", "status", "message"), [
     ({"player": "Bo"}, 400, "familiar"),
     ({"player": "Bo", "familiar": "F10"}, 400, "$.familiar"),

@@ -102,3 +102,17 @@ def test_serve_stops_cleanly_on_sigterm_and_on_sigint_in_the_background(tmp_path
     finally:
         stop(proc, sig)
     assert proc.returncode == 0
+
+
+def test_serve_with_a_source_image_that_cannot_be_read_is_bad_input(tmp_path):
+    photo = tmp_path / "table.jpg"
+    photo.write_bytes(b"this is not a photo")
+    proc = start(tmp_path, free_port(), "--source", str(photo))
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:   # it serves: stop it, not to outlive the test
+        stop(proc)
+        raise
+    assert proc.returncode == 2 and out == ""
+    assert err == (f"doomcompanion: error: {photo}: not an image, or a corrupt or truncated "
+                   "one\n")

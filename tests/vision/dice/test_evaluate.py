@@ -109,11 +109,24 @@ def test_colour_score_counts_a_confusion():
     ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [5, 0, 1, 1]}]}], "$[0].dice[0].bbox"),
     ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [0, 0, float("nan"), 1]}]}],
      "$[0].dice[0].bbox"),
+    # a misspelt key: read as a die "that cannot be read" it made every such die a miss
+    ([{"image": "a.jpg", "dice": [{"valeu": 2, "bbox": [0, 0, 1, 1]}]}], "$[0].dice[0].value"),
+    ([{"image": "a.jpg", "dice": [{"value": 2, "bbox": [0, 0, 1, 1], "color": 5}]}],
+     "$[0].dice[0].color"),
 ])
 def test_check_labels_names_the_place(doc, where):
     with pytest.raises(DataFileError) as exc:
         check_labels(doc, "labels.json")
     assert exc.value.json_path == where
+
+
+def test_check_labels_says_a_missing_value_is_missing():
+    with pytest.raises(DataFileError) as exc:
+        check_labels([{"image": "a.jpg", "dice": [{"valeu": 2, "bbox": [0, 0, 1, 1]}]}], "l.json")
+    assert exc.value.rule == "missing: the top face's value, 1-6, or null when it cannot be read"
+    # null is a value: a die whose top face the labeller could not read
+    assert check_labels([{"image": "a.jpg", "dice": [{"value": None, "bbox": [0, 0, 1, 1]}]}],
+                        "l.json")[0]["dice"][0]["value"] is None
 
 
 def test_dice_cut_by_the_edge_of_the_view_are_counted_apart():

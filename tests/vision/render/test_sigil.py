@@ -273,3 +273,22 @@ def test_a_drawn_line_keeps_off_the_other_candles(letter):
             room = min(float(np.linalg.norm(path - p, axis=1).min()) - r for p, r in others)
             worst = min(worst, room)
     assert worst > 0.8      # 1.2 mm kept by the bow, less the hand's tremor
+
+
+def test_a_sigil_render_stopped_half_way_leaves_no_stale_labels(tmp_path, monkeypatch):
+    from calibration.states import RandomCards
+
+    layouts = [load_layout("A")]
+    out = tmp_path / "set"
+    write_sigil_set(out, 2, 3, layouts)
+    real = RandomCards.photo
+
+    def interrupted(self, seed, i, **kwargs):
+        if i == 1:
+            raise KeyboardInterrupt
+        return real(self, seed, i, **kwargs)
+
+    monkeypatch.setattr(RandomCards, "photo", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_sigil_set(out, 2, 4, layouts)
+    assert sorted(p.name for p in out.iterdir()) == ["sigil_00000.jpg", "sigil_00001.jpg"]
