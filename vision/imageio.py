@@ -18,8 +18,8 @@ import numpy as np
 
 from companion.errors import BadInput
 
-__all__ = ["InvalidImage", "as_bgr", "decode_image", "jpeg_round_trip", "opencv_quiet",
-           "read_image"]
+__all__ = ["MAX_PIXELS", "InvalidImage", "as_bgr", "decode_image", "jpeg_round_trip",
+           "opencv_quiet", "read_image"]
 
 
 class InvalidImage(BadInput):
@@ -67,14 +67,30 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 # a JPEG marker inside entropy-coded data: 0xFF (fill bytes too) then a code that is not a
 # stuffed zero, a restart marker (D0-D7) or another fill byte
 _JPEG_MARKER = re.compile(rb"\xff+[^\x00\xd0-\xd7\xff]")
+#: The most pixels an image file may give: more than any camera's photo (a 200-megapixel
+#: phone photo passes). A larger one would take gigabytes to decode (a 30000 x 30000 PNG, which
+#: OpenCV's own limit of 2^30 pixels lets through, took 5.3 GB): a server reading a folder of
+#: images could be killed for memory without a word. Checked from the header of a JPEG or a
+#: PNG before decoding; other formats keep OpenCV's limit.
+MAX_PIXELS = 250_000_000
+# the JPEG frame headers (start of frame): every C0-CF but C4 (Huffman tables), C8 (reserved)
+# and CC (arithmetic coding conditioning)
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def _size_problem(width: int, height: int) -> str | None:
+    if width * height > MAX_PIXELS:
+        return (f"too large: {width}x{height} pixels ({width * height // 1_000_000} megapixels; "
+                f"at most {MAX_PIXELS // 1_000_000} are read)")
+    return None
 
 
 def _jpeg_problem(data: bytes) -> str | None:
-    """What is wrong with a JPEG's marker structure, or None: its segments are walked from
-    the start-of-image marker to the main image's end-of-image marker (anything after it, such
-    as a phone's trailer or a motion photo, is not looked at; a thumbnail inside a segment is
-    skipped with it). OpenCV decodes a cut file with a grey tail and only a warning on stderr,
-    so this is checked first."""
+    """What is wrong with a JPEG's marker structure or size (:data:`MAX_PIXELS`), or None: its
+    segments are walked from the start-of-image marker to the main image's end-of-image marker
+    (anything after it, such as a phone's trailer or a motion photo, is not looked at; a
+    thumbnail inside a segment is skipped with it). OpenCV decodes a cut file with a grey
+    tail and only a warning on stderr, so this is checked first."""
     i, n = 2, len(data)
     while True:
         if i < n and data[i] != 0xFF:
@@ -95,6 +111,11 @@ def _jpeg_problem(data: bytes) -> str | None:
             return f"corrupt JPEG: segment at byte {i - 2} has length {length}"
         if i + length > n:
             return f"truncated image file (its segment at byte {i - 2} runs past the end)"
+        if code in _JPEG_FRAMES and length >= 7:  # precision, height, width
+            size = _size_problem(int.from_bytes(data[i + 5:i + 7], "big"),
+                                 int.from_bytes(data[i + 3:i + 5], "big"))
+            if size is not None:
+                return size
         i += length
         if code == 0xDA:  # start of scan: entropy-coded data up to the next marker
             found = _JPEG_MARKER.search(data, i)
@@ -105,9 +126,9 @@ def _jpeg_problem(data: bytes) -> str | None:
 
 def _png_problem(data: bytes) -> str | None:
     """What is wrong with a PNG's chunks, or None: each chunk's length and checksum, a
-    non-zero size in its header chunk, and its end chunk (anything after it is not looked
-    at). libpng prints its own complaints about such files on stderr, so this is checked
-    first."""
+    non-zero size of at most :data:`MAX_PIXELS` in its header chunk, and its end chunk
+    (anything after it is not looked at). libpng prints its own complaints about such files
+    on stderr, so this is checked first."""
     i, n = len(_PNG), len(data)
     while True:
         if i + 8 > n:
@@ -126,6 +147,9 @@ def _png_problem(data: bytes) -> str | None:
             width, height = (int.from_bytes(data[i + k:i + k + 4], "big") for k in (8, 12))
             if width == 0 or height == 0:
                 return f"zero-size image ({width}x{height})"
+            size = _size_problem(width, height)
+            if size is not None:
+                return size
         if kind == b"IEND":
             return None
         i = end
