@@ -11,7 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from companion.doomcat.layouts import load_layout, registry_dir
+from companion.datafiles import file_stamp
+from companion.doomcat.layouts import Layout, load_layout, registry_dir
 from companion.errors import BadInput
 from vision.imageio import read_image
 
@@ -19,24 +20,35 @@ REF_PPM = 5.0
 """Pixels per millimetre of the drawn blank faces."""
 
 
-@lru_cache(maxsize=64)
 def references(name: str, art: str | None = None, design: int | None = None,
                ) -> tuple[np.ndarray, ...]:
     """Blank-card images (BGR ``uint8``) for layout ``name``.
 
     ``art`` ("companion" or "printed") and the printed ``design`` narrow the drawn faces down;
-    a printed design known this way stands for a registered card.
+    a printed design known this way stands for a registered card. What was read or drawn is
+    kept for the process's life, but a registered card's file (or a layout file) written again
+    while it runs, by ``cards register``, is read again.
     """
     ref = registry_dir() / "cards" / name / "reference.png"
     if ref.is_file():
-        try:
-            return (read_image(ref),)
-        except BadInput as exc:
-            raise BadInput(f"{exc} (the blank card of registered card {name!r}: register it "
-                           "again with cards register)") from None
+        return (_registered(str(ref), name, file_stamp(ref)),)
+    return _drawn(load_layout(name), art, design)
+
+
+@lru_cache(maxsize=16)
+def _registered(path: str, name: str, stamp: tuple[int, int]) -> np.ndarray:
+    del stamp  # part of the cache key only
+    try:
+        return read_image(path)
+    except BadInput as exc:
+        raise BadInput(f"{exc} (the blank card of registered card {name!r}: register it "
+                       "again with cards register)") from None
+
+
+@lru_cache(maxsize=64)
+def _drawn(layout: Layout, art: str | None, design: int | None) -> tuple[np.ndarray, ...]:
     from vision.render.cardface import card_face
 
-    layout = load_layout(name)
     out = []
     if art in (None, "companion"):
         out.append(np.asarray(card_face(layout, "companion", 0, REF_PPM).image))

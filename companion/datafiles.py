@@ -118,6 +118,17 @@ def read_json(path: str | Path) -> Any:
     return parse_json(data, str(path))
 
 
+def file_stamp(path: str | Path) -> tuple[int, int]:
+    """A file's modification time (ns) and size, ``(0, 0)`` when it cannot be looked at: part
+    of the key of a cache of what was read from it, so that a file edited or written again
+    while the program runs is read again."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_mtime_ns, stat.st_size)
+
+
 @cache
 def _schema(path: str) -> dict[str, Any]:
     schema = read_json(path)

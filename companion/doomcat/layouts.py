@@ -42,7 +42,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from companion.datafiles import DATA_DIR, load_validated
+from companion.datafiles import DATA_DIR, file_stamp, load_validated
 from companion.errors import BadInput, DataFileError
 
 LAYOUTS_DIR = DATA_DIR / "layouts"
@@ -314,14 +314,6 @@ def layout_names() -> list[str]:
     return [*BUILTIN, *sorted(_registered())]
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (0, 0)
-    return (stat.st_mtime_ns, stat.st_size)
-
-
 @lru_cache(maxsize=64)
 def _load_file(path: str, name: str | None, stamp: tuple[int, int]) -> Layout:
     del stamp  # part of the cache key only: an edited file is read again
@@ -342,16 +334,16 @@ def load_layout(name_or_path: str | os.PathLike[str]) -> Layout:
     text = os.fspath(name_or_path)
     if text.upper() in BUILTIN:
         path = LAYOUTS_DIR / f"{text.upper()}.json"
-        return _load_file(str(path), None, _stamp(path))
+        return _load_file(str(path), None, file_stamp(path))
     registered = _registered()
     if text in registered:
         path = registered[text]
-        return _load_file(str(path), text, _stamp(path))
+        return _load_file(str(path), text, file_stamp(path))
     path = Path(text)
     if text.endswith(".json") or os.sep in text or path.exists():
         if not path.exists():
             raise BadInput(f"{text}: no such layout file")
-        return _load_file(str(path), None, _stamp(path))
+        return _load_file(str(path), None, file_stamp(path))
     raise BadInput(f"unknown layout {text!r}: known layouts are {', '.join(layout_names())} "
                    "(or give the path of a layout .json file)")
 

@@ -147,3 +147,20 @@ def test_a_registration_that_fails_to_be_written_leaves_the_earlier_one_whole(tm
     assert {p.name: p.read_bytes() for p in first.folder.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["C2.json", "cards"]  # no leftovers
     assert sorted(p.name for p in (tmp_path / "cards").iterdir()) == ["mine"]
+
+
+def test_a_card_registered_again_gives_its_new_blank_to_a_running_reader(tmp_path, monkeypatch):
+    """A server that read a registered card once reads its new blank after ``cards register``
+    writes it again (the reference was cached for the process's life)."""
+    from calibration.references import references
+
+    monkeypatch.setenv("DOOMCOMPANION_HOME", str(tmp_path))
+    first, _ = _blank_photo("C", "companion", 0, 5, background="felt")
+    register_card(first, LAYOUTS_DIR / "C.json", "mine", registry=tmp_path)
+    (old,) = references("mine")
+    second, _ = _blank_photo("B", "printed", 2, 6, background="wood", tilt_deg=10.0, fill=0.45)
+    register_card(second, LAYOUTS_DIR / "B.json", "mine", registry=tmp_path)
+    (new,) = references("mine")
+    stored = cv2.imread(str(tmp_path / "cards" / "mine" / "reference.png"))
+    assert np.array_equal(new, stored) and not np.array_equal(new, old)
+    assert references("mine")[0] is new  # unchanged on disk: not read again
