@@ -135,8 +135,15 @@ class MachineAdapter:
         return MachineState(game, (*state.log, *lines)[-LOG_KEEP:])
 
     def complete(self, state: MachineState, event: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill the values of a roll/re-roll made "for me" (random, then stored)."""
+        """Fill the values of a roll/re-roll made "for me" (random, then stored), and the part
+        of a cycle sent without one (the next part, left to right), so that the log names it."""
         out = dict(event)
+        if out.get("type") == "cycle" and "part" not in out \
+                and state.game.get("phase") == "machine":
+            in_row = {slot["part"] for slot in state.game.get("row", [])}
+            pending = [p for p in state.game.get("pending", []) if p in in_row]
+            if pending:
+                out["part"] = pending[0]
         if out.get("type") in ("roll", "reroll") and "dice" not in out and "value" not in out:
             out = engine.complete(state.game, out, random.Random(random.SystemRandom()
                                                                  .randrange(2**63)))

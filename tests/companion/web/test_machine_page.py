@@ -120,6 +120,21 @@ def test_a_correction_to_an_event_without_its_die_is_refused_with_the_reason(mac
     assert res.json["log"][0]["event"] == done.json["log"][0]["event"]
 
 
+def test_a_cycle_sent_without_its_part_is_logged_with_the_part_that_cycled(machine_app):
+    # the API takes {"type": "cycle"} (the next part, left to right); the log said
+    # "machine: None cycles" for it
+    c = machine_app.test_client()
+    res = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}})
+    gid, first = res.json["game"]["id"], res.json["state"]["row"][0]
+    for event in ({"type": "roll"}, {"type": "end_turn"}, {"type": "cycle"}):
+        res = c.post(f"/api/games/{gid}/events", json={"event": event})
+        assert res.status_code == 200, res.json
+    entry = res.json["log"][-1]
+    assert entry["event"]["part"] == first["part"]
+    assert entry["text"] == f"machine: {first['name']} cycles"
+    assert "None" not in c.get(f"/api/games/{gid}").json["log"][-1]["text"]
+
+
 def test_roll_for_me_stores_the_values(machine_app):
     c = machine_app.test_client()
     gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 2}}).json["game"]["id"]
