@@ -11,6 +11,7 @@ the camera's reading); the game's ``warning`` is for what stands until the playe
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,14 +44,41 @@ _Validator = jsonschema.validators.extend(
 
 
 def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
-    """The first schema violation of ``doc`` as one line naming the JSON path, or None."""
+    """The first schema violation of ``doc`` as one line naming the JSON path, or None.
+
+    A value that fits none of the alternatives of an ``anyOf``/``oneOf`` is reported by the
+    alternative it comes closest to (``$.dice.0: 7 is greater than the maximum of 6``, not
+    "... is not valid under any of the given schemas" about the whole object), and values are
+    written in JSON, as they were sent (``true``, ``null``, ``"x"``).
+    """
     validator = _Validator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
     err = errors[0]
+    if err.context and all(e.validator == "type" and not e.path for e in err.context):
+        # of none of the types the alternatives take: name them all
+        types = " or ".join(f"'{e.validator_value}'" for e in err.context)
+        message = f"{_json(err.instance)} is not of type {types}"
+    else:
+        if err.context:
+            err = jsonschema.exceptions.best_match([err])
+        message = err.message
+        if message.startswith(repr(err.instance)):
+            message = _json(err.instance) + message[len(repr(err.instance)):]
+        if err.validator == "enum" and message.endswith(repr(err.validator_value)):
+            message = message[:-len(repr(err.validator_value))] + _json(err.validator_value)
     path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    return f"{what}: at {path}: {err.message}"
+    return f"{what}: at {path}: {message}"
+
+
+def _json(value: Any, limit: int = 120) -> str:
+    """A value as JSON writes it, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def prepare(engine: EngineAdapter, setup: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:

@@ -86,10 +86,11 @@ def test_a_correction_and_its_refusal(client):
     ("/api/games", {"kind": "machine", "setup": {}}, 503, "engine is missing"),
     ("/api/games", {"kind": "cat", "setup": {}, "campaign_id": 7}, 400, "no campaign 7"),
     ("/api/games", [1, 2], 400, "is not of type 'object'"),
+    ("/api/games", {"kind": True, "setup": {}}, 400, "body: at $.kind: true is not one of"),
     ("/api/campaigns", {"title": "x", "goals": [1, 2, 3]}, 400, "$.goals"),
     ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400, "non-unique"),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["a", "a"]},
-     400, "$.players: ['a', 'a'] has non-unique"),
+     400, '$.players: ["a", "a"] has non-unique'),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": [" "]},
      400, "$.players[0]"),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["Ann "]},
@@ -103,6 +104,13 @@ def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status
     res = client.post(path, json=payload)
     assert res.status_code == status
     assert fragment in res.json["error"]
+
+
+def test_a_schema_error_writes_the_value_as_json_was_sent(client):
+    # Python's spelling of the value ("None is not of type 'object'") puzzled a JSON client
+    res = client.post("/api/games", data="null", content_type="application/json")
+    assert res.status_code == 400
+    assert res.json["error"] == "body: at $: null is not of type 'object'"
 
 
 def test_game_endpoints_refuse_bad_events_and_unknown_games(client):

@@ -105,6 +105,28 @@ def test_machine_events_are_checked(machine_app, event, status):
     assert message
 
 
+@pytest.mark.parametrize(("event", "message"), [
+    # the value at fault and the rule it breaks, not "... is not valid under any of the given
+    # schemas" about the whole object; written in JSON (true, null, "x"), as it was sent
+    ({"type": "roll", "dice": {"0": 7}}, "event: at $.dice.0: 7 is greater than the maximum of 6"),
+    ({"type": "roll", "dice": {"0": True}}, "event: at $.dice.0: true is not of type 'integer'"),
+    ({"type": "roll", "dice": {"0": None}}, "event: at $.dice.0: null is not of type 'integer'"),
+    ({"type": "roll", "dice": "abc"},
+     "event: at $.dice: \"abc\" is not of type 'object' or 'array'"),
+    ({"type": "shuffle"}, "event: at $.type: \"shuffle\" is not one of [\"roll\", \"modify\", "),
+])
+def test_a_bad_event_is_refused_naming_the_value_at_fault(machine_app, event, message):
+    c = machine_app.test_client()
+    gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}}).json["game"]["id"]
+    before = c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll"}}).json
+    for url in (f"/api/games/{gid}/events", f"/api/games/{gid}/events/{before['log'][0]['id']}"):
+        res = c.post(url, json={"event": event})
+        assert res.status_code == 400
+        assert res.json["error"].startswith(message), res.json["error"]
+    after = c.get(f"/api/games/{gid}").json
+    assert (after["log"], after["state"]) == (before["log"], before["state"])
+
+
 @pytest.mark.parametrize("event", [{"type": "modify"}, {"type": "reroll"},
                                    {"type": "shield"}, {"type": "attack", "part": "x"}])
 def test_a_correction_to_an_event_without_its_die_is_refused_with_the_reason(machine_app,
