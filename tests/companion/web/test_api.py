@@ -113,6 +113,24 @@ def test_a_schema_error_writes_the_value_as_json_was_sent(client):
     assert res.json["error"] == "body: at $: null is not of type 'object'"
 
 
+@pytest.mark.parametrize(("method", "path", "status", "message"), [
+    # Flask's "The requested URL was not found on the server. If you entered the URL
+    # manually..." said neither what was asked nor what is wrong with it
+    ("get", "/api/games/1/events", 405, "GET is not allowed on /api/games/1/events: use POST"),
+    ("delete", "/api/games/1", 405, "DELETE is not allowed on /api/games/1: use GET"),
+    ("post", "/api/games/abc/undo", 404, "no API endpoint POST /api/games/abc/undo (a game's, "
+                                         "an event's or a campaign's id is a whole number)"),
+    ("get", "/api/games/-3", 404, "no API endpoint GET /api/games/-3 (a game's"),
+    ("get", "/api/nothing", 404, "no API endpoint GET /api/nothing"),
+])
+def test_an_unknown_endpoint_or_method_is_named(client, method, path, status, message):
+    gid = new_game(client)
+    assert gid == 1
+    res = getattr(client, method)(path, json={} if method != "get" else None)
+    assert res.status_code == status
+    assert res.json["error"].startswith(message), res.json["error"]
+
+
 def test_game_endpoints_refuse_bad_events_and_unknown_games(client):
     gid = new_game(client)
     res = client.post(f"/api/games/{gid}/events", json={"event": {"type": "add", "n": 9}})
