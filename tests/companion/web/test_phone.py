@@ -70,3 +70,45 @@ def test_a_players_two_cards_are_stacked_on_a_phone(served, browser):
         assert candle.bounding_box()["width"] >= 22               # a finger can hit it
     finally:
         context.close()
+
+
+def test_on_a_phone_the_top_bar_does_not_stay_over_the_game(served, browser):
+    # the bar wraps to three lines on a phone (about 160 of its 844 px): kept stuck at the top
+    # it hid a fifth of the screen over the cards at every scroll
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("svg.sigil[data-card='1']")
+        page.evaluate("window.scrollTo(0, 1200)")
+        bar = page.locator(".topbar").bounding_box()
+        assert bar["y"] + bar["height"] <= 0, bar
+    finally:
+        context.close()
+
+
+def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
+    # the line picker of a correction lists all 66 lines of a card: on a phone it ran
+    # 1900 px down the page, past the end of the screen and over everything below it
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-player='0'] [data-line^='0-0']")
+        page.locator("[data-player='0'] [data-line^='0-0']").first.click()
+        page.wait_for_selector("#events [data-fix]")
+        fix = page.locator("#events li", has_text="line").locator("[data-fix]").first
+        fix.scroll_into_view_if_needed()
+        fix.click()
+        picker = page.locator(".picker")
+        assert picker.locator(".picker-options button").count() == 66
+        box = picker.bounding_box()
+        assert box["height"] <= 0.7 * 844, box
+        assert box["x"] + box["width"] <= 390
+        last = picker.locator(".picker-options button").last
+        last.scroll_into_view_if_needed()
+        box, last_box = picker.bounding_box(), last.bounding_box()   # reached in the box
+        assert box["y"] <= last_box["y"]
+        assert last_box["y"] + last_box["height"] <= box["y"] + box["height"] + 1
+    finally:
+        context.close()
