@@ -136,14 +136,20 @@ class MachineAdapter:
 
     def complete(self, state: MachineState, event: Mapping[str, Any]) -> dict[str, Any]:
         """Fill the values of a roll/re-roll made "for me" (random, then stored), and the part
-        of a cycle sent without one (the next part, left to right), so that the log names it."""
+        of a cycle or a grow sent without one (the next part, left to right; the card on top
+        of the deck), so that the log names it and a grow can be corrected."""
         out = dict(event)
-        if out.get("type") == "cycle" and "part" not in out \
-                and state.game.get("phase") == "machine":
-            in_row = {slot["part"] for slot in state.game.get("row", [])}
-            pending = [p for p in state.game.get("pending", []) if p in in_row]
-            if pending:
+        game = state.game
+        if out.get("type") in ("cycle", "grow") and "part" not in out \
+                and game.get("phase") == "machine":
+            in_row = [slot["part"] for slot in game.get("row", [])]
+            pending = [p for p in game.get("pending", []) if p in in_row]
+            if out["type"] == "cycle" and pending:
                 out["part"] = pending[0]
+            # the card drawn for the players: the top of the shuffled deck
+            if out["type"] == "grow" and not pending and game.get("deck") \
+                    and len(in_row) < engine.ROW_MAX:
+                out["part"] = game["deck"][0]
         if out.get("type") in ("roll", "reroll") and "dice" not in out and "value" not in out:
             out = engine.complete(state.game, out, random.Random(random.SystemRandom()
                                                                  .randrange(2**63)))

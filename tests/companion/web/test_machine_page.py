@@ -157,6 +157,34 @@ def test_a_cycle_sent_without_its_part_is_logged_with_the_part_that_cycled(machi
     assert "None" not in c.get(f"/api/games/{gid}").json["log"][-1]["text"]
 
 
+def test_a_part_drawn_for_the_player_is_named_in_the_log_and_can_be_corrected(machine_app):
+    # "Draw for me" sends {"type": "grow"}: the log said "machine grows: a new part is drawn"
+    # without naming it, and offered no correction for it
+    c = machine_app.test_client()
+    gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 4}}).json["game"]["id"]
+    for event in ({"type": "roll"}, {"type": "end_turn"}):
+        assert c.post(f"/api/games/{gid}/events", json={"event": event}).status_code == 200
+    state = c.get(f"/api/games/{gid}").json["state"]
+    while state["next_step"]["type"] == "cycle":
+        res = c.post(f"/api/games/{gid}/events", json={"event": state["next_step"]})
+        assert res.status_code == 200, res.json
+        state = res.json["state"]
+    assert state["next_step"] == {"type": "grow"}
+    deck = c.get(f"/api/games/{gid}").json["game"]["setup"]["setup_event"]["deck"]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {"type": "grow"}})
+    assert res.status_code == 200, res.json
+    entry = res.json["log"][-1]
+    name = next(p["name"] for p in res.json["state"]["row"] if p["part"] == deck[3])
+    assert entry["event"]["part"] == deck[3]          # the top of the deck after the three
+    assert entry["text"] == f"machine grows: {name} drawn"
+    assert res.json["state"]["row"][0]["part"] == deck[3]
+    other = next(p["part"] for p in state["drawable"] if p["part"] != deck[3])
+    fixed = c.post(f"/api/games/{gid}/events/{entry['id']}",
+                   json={"event": {**entry["event"], "part": other}})
+    assert fixed.status_code == 200, fixed.json
+    assert fixed.json["state"]["row"][0]["part"] == other
+
+
 def test_roll_for_me_stores_the_values(machine_app):
     c = machine_app.test_client()
     gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 2}}).json["game"]["id"]
