@@ -483,6 +483,7 @@
     if (!current || showSetup) { app.replaceChildren(setupPanel()); refreshCampaigns(); return; }
     const s = current.state;
     app.replaceChildren(...[
+      Doom.gameTitle(current.game),
       verdictPanel(),
       tiebreakPanel(),
       pickingPanel(),

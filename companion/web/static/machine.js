@@ -228,6 +228,7 @@
       h("button", { class: "ghost", onclick: () => { showSetup = true; draw(); } }, "New run"),
       h("a", { class: "button ghost", href: `/api/games/${current.game.id}/export`, download: "" }, "Export"));
     app.replaceChildren(...[
+      Doom.gameTitle(current.game),
       outcome ? h("div", { class: "verdict " + (outcome === "won" ? "win" : "loss"), id: "verdict" }, outcome === "won" ? "Victory: the Doom Core is destroyed!" : "The machine destroyed you.", h("small", {}, ` (turn ${s.turn})`)) : null,
       current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
       current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,

@@ -112,3 +112,22 @@ def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
         assert last_box["y"] + last_box["height"] <= box["y"] + box["height"] + 1
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+@pytest.mark.parametrize(("path", "title"), [("/cat", "Ann and Bo's long evening game"),
+                                             ("/machine", "Doom Machine")])
+def test_a_game_page_names_the_game_that_is_open(served, browser, width, path, title):
+    # the title typed at setup (or a campaign's "row 2" game) was shown only in History:
+    # a player who resumed a game could not see on the page which game it was
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + path, wait_until="domcontentloaded")
+        page.wait_for_selector(READY[path])
+        name = page.locator("#game-title")
+        assert name.inner_text().startswith(title)
+        box = name.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width
+    finally:
+        context.close()
