@@ -181,6 +181,7 @@
       f.kind !== "once" ? null
         : power ? h("span", { class: "badge warn", "data-power-on": p, title: f.text }, "power on this turn")
           : f.used ? h("span", { class: "badge", "data-power-used": p, title: f.text }, "power used")
+            : current.state.phase === "over" ? h("span", { class: "badge", "data-power-unused": p, title: f.text }, "power not used")
             : f.usable ? h("button", { class: "ghost tiny-btn", "data-power": p, title: f.text, onclick: (ev) => usePower(ev.currentTarget, p, player) }, "use power")
               : h("span", { class: "badge ok", "data-power-ready": p, title: f.text }, "power ready"));
   }
