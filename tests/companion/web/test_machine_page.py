@@ -197,6 +197,29 @@ def test_roll_for_me_stores_the_values(machine_app):
 
 
 @pytest.mark.browser
+def test_every_die_on_the_page_says_which_die_the_log_means(served_app, page):
+    # the log says "shield with die 4", "dice 1, 2, 5 are spent", but the dice showed only
+    # their faces: "die 4" could be found only by hovering it (no hover on a phone)
+    _app, served = served_app
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    page.fill("#setup-seed", "5")
+    page.click("#start-machine")
+    page.click("#roll-random")
+    page.wait_for_selector(".hand button.die")
+    for k in range(5):
+        slot = page.locator(f".hand .die-slot:has(button.die[data-die='{k}'])")
+        assert slot.locator(".die-n").text_content() == f"die {k + 1}"
+    page.click(".hand button.die[data-die='3']")
+    page.click("#slot-shield")
+    page.wait_for_selector(".small-row .die[data-die='3']")
+    assert page.locator(".small-row .die-slot:has(.die[data-die='3']) .die-n").text_content() \
+        == "die 4"
+    assert "shield with die 4" in page.locator("#events").inner_text()
+    assert page.locator(".hand .die-slot").count() == 4
+    shot(page, "machine-dice-named")
+
+
+@pytest.mark.browser
 def test_a_machine_round_by_clicks_with_a_correction_and_an_undo(served_app, page):
     _app, served = served_app
     page.goto(served.url + "/machine", wait_until="domcontentloaded")
