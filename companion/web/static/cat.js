@@ -370,7 +370,9 @@
     const form = h("div", { class: "setup-grid" });
     const title = h("input", { id: "setup-title", placeholder: "Friday night", maxlength: 80 });
     const setSel = h("select", { id: "setup-set" }, h("option", { value: "" }, "choose the goals…"),
-      (cat.sets || []).map((s, i) => h("option", { value: i }, `${s.name}: ${s.goals.join(", ")}`)), h("option", { value: "custom" }, "my own 2 or 3 goals"));
+      // the rulebook's set names are also goal names ("Crossroads" holds #07-09, not #02 Crossroads)
+      (cat.sets || []).map((s, i) => h("option", { value: i }, `Set “${s.name}”: goals ${s.goals.map((n) => "#" + String(n).padStart(2, "0")).join(", ")}`)),
+      h("option", { value: "custom" }, "my own 2 or 3 goals"));
     const goalSel = [0, 1, 2].map((k) => h("select", { class: "goal-pick", "data-goal": k }, k === 2 ? h("option", { value: "" }, "— (easy game: 2 goals)") : null,
       (cat.goals || []).map((g) => h("option", { value: g.number }, `#${String(g.number).padStart(2, "0")} ${g.name}`))));
     goalSel[0].value = "1"; goalSel[1].value = "2"; goalSel[2].value = "3";

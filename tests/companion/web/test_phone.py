@@ -131,3 +131,47 @@ def test_a_game_page_names_the_game_that_is_open(served, browser, width, path, t
         assert box["x"] >= 0 and box["x"] + box["width"] <= width
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_a_suggested_goal_set_is_not_taken_for_the_goal_of_the_same_name(served, browser,
+                                                                           width):
+    # "Crossroads: 7, 8, 9" (the rulebook's set) read as goal #02 Crossroads, which it does
+    # not hold; "Star Shepherd: 1, 4, 7" likewise beside goal #07 Star Shepherd
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("svg.sigil")
+        page.click("button:text('New game')")
+        options = page.locator("#setup-set option").all_text_contents()
+        assert "Set “Crossroads”: goals #07, #08, #09" in options
+        assert "Set “Circle of Protection”: goals #01, #02, #03" in options
+        page.select_option("#setup-set", label="Set “Crossroads”: goals #07, #08, #09")
+        assert "#07 Star Shepherd" in page.locator(".goal-preview").inner_text()
+        box = page.locator("#setup-set").bounding_box()
+        assert box["x"] + box["width"] <= width
+    finally:
+        context.close()
+
+
+def test_the_new_game_form_fits_a_phone_with_its_longest_choices(served, browser):
+    # "asymmetric (each player picks their own; its cost on each of their sigils)" made the
+    # familiar's select 510 px wide: the page scrolled sideways to 535 px
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("svg.sigil")
+        page.click("button:text('New game')")
+        page.select_option("#setup-familiar-mode", "asymmetric")
+        page.select_option("#setup-set", index=15)
+        sizes = page.evaluate("[document.documentElement.scrollWidth, "
+                              "document.documentElement.clientWidth]")
+        assert sizes[0] <= sizes[1], sizes
+        for select in page.locator(".setup-grid select:visible").all():
+            box = select.bounding_box()
+            assert box["x"] + box["width"] <= 390
+        shot(page, "phone-390-cat-setup")
+    finally:
+        context.close()
