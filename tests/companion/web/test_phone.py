@@ -175,3 +175,21 @@ def test_the_new_game_form_fits_a_phone_with_its_longest_choices(served, browser
         shot(page, "phone-390-cat-setup")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_the_campaign_familiars_checkbox_sits_beside_its_text(served, browser, width):
+    # it stood alone in the middle of a line above the text it ticks
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/history", wait_until="domcontentloaded")
+        page.wait_for_selector("#games tbody tr")
+        page.click("#new-campaign")
+        label = page.locator("label:has(#campaign-familiars)").bounding_box()
+        box = page.locator("#campaign-familiars").bounding_box()
+        assert box["width"] <= 30, box                           # a box, not a whole line
+        assert abs(box["x"] - label["x"]) <= 4, (box, label)      # at the start of the line
+        assert box["y"] - label["y"] <= 6, (box, label)           # of the text's first line
+    finally:
+        context.close()
