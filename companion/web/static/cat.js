@@ -432,7 +432,8 @@
       else { toast("Choose the goal cards first", "warn"); return; }
       const setup = { players: players.map((n, i) => ({ name: n.trim() || `Player ${i + 1}` })), cards: cards.slice(), goals, familiar_mode: famMode.value };
       if (famMode.value === "one-for-all" || famMode.value === "solo") setup.familiar = famOne.value;
-      const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
+      // a campaign's game is named by the server after its campaign and line, then the title typed
+      const body = { kind: "cat", title: title.value.trim() || (campSel.value ? "" : players.length === 1 ? "Solo game" : `${players.length} players`), setup };
       if (campSel.value) { body.campaign_id = Number(campSel.value); setup.campaign_line = lineSel.value; }
       const r = await api("POST", "/api/games", body);
       if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; resetPickRolls(); draw(); }

@@ -253,6 +253,29 @@ def test_a_campaign_game_takes_its_goals_from_the_grid_and_counts_in_the_standin
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize(("typed", "title"), [("", "Winter, row 2"),
+                                              ("Snow day", "Winter, row 2: Snow day")])
+def test_a_campaign_game_started_by_clicks_is_named_by_its_campaign_and_line(
+        tmp_path, page, make_hub, typed, title):
+    # with no title typed the page sent its own "2 players", and the game was called
+    # "Winter, row 2: 2 players"
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    hub.store.create_campaign("Winter", {"goals": list(range(1, 10)), "players": ["Ann", "Bo"]})
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#setup-campaign option:text('Winter')", state="attached")
+        page.fill("#setup-title", typed)
+        page.select_option("#setup-campaign", label="Winter")
+        page.select_option("#setup-campaign-line", "row 1")
+        page.click("#start-cat")
+        page.wait_for_selector("svg.sigil")
+        assert page.locator("#game-title").text_content() == f"{title} · game 1"
+        assert hub.store.game(1).title == title
+
+
+@pytest.mark.browser
 def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page, make_hub):
     db = tmp_path / "g.sqlite"
     app = create_app(WebConfig(db_path=db, source="none"),
