@@ -57,8 +57,9 @@ class MachineAdapter:
             "players": {"type": "array", "maxItems": 1,
                         "items": {"type": "string", "maxLength": 24}},
             # the starting parts turned over at the table, left to right (the rest shuffled)
+            # (a card named twice is refused by its name in _turned_over)
             "revealed": {"type": "array", "minItems": 1, "maxItems": engine.REVEAL,
-                         "uniqueItems": True, "items": PART_ID},
+                         "items": PART_ID},
             # a stored game's shuffled deck (its setup prepared already; the engine checks it)
             "setup_event": {"type": "object"},
         }}
@@ -105,6 +106,9 @@ class MachineAdapter:
             if pid == self.parts.core.id:
                 raise Refused(f"{self.part_name(pid)} is at the bottom of the deck: it cannot "
                               "be among the starting parts")
+            if revealed.count(pid) > 1:
+                raise Refused(f"{self.part_name(pid)} is named twice among the starting parts: "
+                              "each card is turned over once")
         deck, aside = list(event["deck"][:-1]), list(event["aside"])
         rest = [p for p in deck if p not in revealed]
         for pid in revealed:

@@ -185,6 +185,18 @@ def test_a_part_drawn_for_the_player_is_named_in_the_log_and_can_be_corrected(ma
     assert fixed.json["state"]["row"][0]["part"] == other
 
 
+def test_a_starting_part_named_twice_is_refused_by_its_name(machine_app):
+    # the page's toast said 'setup: at $.revealed: ["chain-lash", "chain-lash"] has
+    # non-unique elements' when a player picked Chain Lash in two of the three selects
+    c = machine_app.test_client()
+    res = c.post("/api/games", json={"kind": "machine", "title": "x", "setup": {
+        "revealed": ["gear-grinder", "chain-lash", "chain-lash"]}})
+    assert res.status_code == 400
+    assert res.json["error"] == ("setup: Chain Lash is named twice among the starting parts: "
+                                 "each card is turned over once")
+    assert c.get("/api/games").json["games"] == []
+
+
 def test_roll_for_me_stores_the_values(machine_app):
     c = machine_app.test_client()
     gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 2}}).json["game"]["id"]
@@ -316,7 +328,7 @@ def test_the_starting_parts_are_the_cards_turned_over(machine_app, hard):
 @pytest.mark.parametrize(("revealed", "status", "reason"), [
     (["doom-core"], 400, "bottom of the deck"),
     (["no-such-part"], 400, "unknown part"),
-    (["power-ram", "power-ram"], 400, "revealed"),            # the schema: unique
+    (["power-ram", "power-ram"], 400, "Power Ram is named twice"),
     (["power-ram", "chain-lash", "mind-lance", "rage-engine"], 400, "revealed"),
     (["../etc"], 400, "revealed"),
 ])
