@@ -164,6 +164,10 @@ def test_the_camera_card_must_exist(hub, player, card):
       "familiar_mode": "solo", "familiar": "F01"}, "one player"),
     ({"players": [{"name": "Ann"}], "cards": ["A", "A"], "goals": [1, 2],
       "familiar_mode": "one-for-all"}, "familiar"),
+    # a goal picked in two of the page's selects: named, not the schema's "at $.goals:
+    # [1, 1, 3] has non-unique elements"
+    ({"players": [{"name": "Ann"}], "cards": ["A", "B"], "goals": [1, 1, 3]},
+     r"^setup: goal #01 Wards is chosen twice: a game uses 2 or 3 different goal cards$"),
 ])
 def test_bad_setups_are_refused_with_the_reason(hub, setup, match):
     from companion.errors import BadInput
