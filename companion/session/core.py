@@ -60,6 +60,8 @@ def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
         # of none of the types the alternatives take: name them all
         types = " or ".join(f"'{e.validator_value}'" for e in err.context)
         message = f"{_json(err.instance)} is not of type {types}"
+    elif err.validator == "uniqueItems" and isinstance(err.instance, list):
+        message = f"{_first_repeated(err.instance)} is listed twice: each must be different"
     else:
         if err.context:
             err = jsonschema.exceptions.best_match([err])
@@ -70,6 +72,17 @@ def schema_error(doc: Any, schema: Mapping[str, Any], what: str) -> str | None:
             message = message[:-len(repr(err.validator_value))] + _json(err.validator_value)
     path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
     return f"{what}: at {path}: {message}"
+
+
+def _first_repeated(items: list[Any]) -> str:
+    """The first item of ``items`` met a second time, in JSON (``1`` and ``true`` differ)."""
+    seen: set[str] = set()
+    for item in items:
+        key = json.dumps(item, sort_keys=True)
+        if key in seen:
+            return _json(item)
+        seen.add(key)
+    return _json(items)
 
 
 def _json(value: Any, limit: int = 120) -> str:
