@@ -193,3 +193,24 @@ def test_the_campaign_familiars_checkbox_sits_beside_its_text(served, browser, w
         assert box["y"] - label["y"] <= 6, (box, label)           # of the text's first line
     finally:
         context.close()
+
+
+def test_a_long_toast_uses_the_width_of_a_phone(served, browser):
+    # a rules refusal in a toast was squeezed into half the screen's width (195 px): ten
+    # lines over the machine row for seven seconds
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(served.url + "/machine", wait_until="domcontentloaded")
+        page.wait_for_selector(".part")
+        page.evaluate("Doom.toast('correction refused: event 2 (attack Mender Array with dice "
+                      "3, 4): dice 3, 4 show 4 and 6, which do not meet Mender Array\\'s "
+                      "condition: 2 dice: a 5 and a 6', 'warn')")
+        box = page.locator("#toast").bounding_box()
+        assert box["width"] >= 340, box
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        assert box["height"] <= 140, box
+        page.evaluate("Doom.toast('Corrected die 1 to 3', 'ok')")   # a short one stays short
+        assert page.locator("#toast").bounding_box()["width"] < 250
+    finally:
+        context.close()
