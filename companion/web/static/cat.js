@@ -143,7 +143,9 @@
         pc.value === null ? h("span", { class: "choices" }, "write ", o.values.map((v) => h("button", { class: "die small clickable", "data-write": `${p}-${o.card}-${v}`,
           onclick: () => send({ type: "write", player: p, card: o.card, value: v, source: "manual" }) }, String(v)))) : null,
         pc.line === null ? h("span", { class: "choices" }, "line ", o.lines.slice(0, 12).map(([a, b]) => h("button", { class: "ghost chip", "data-line": `${p}-${o.card}-${a}-${b}`,
-          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, lineName(p, o.card, [a, b])))) : null,
+          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, lineName(p, o.card, [a, b]))),
+          // the list is cut short: say so, and where the others are drawn
+          o.lines.length > 12 ? h("span", { class: "muted more-lines", "data-more-lines": `${p}-${o.card}` }, `+${o.lines.length - 12} more: click two candles on card ${o.card + 1}`) : null) : null,
         pc.line === null && o.no_line && !o.lines.length ? h("span", { class: "choices" }, h("button", { class: "ghost chip", "data-noline": `${p}-${o.card}`,
           onclick: () => send({ type: "turn", player: p, card: o.card, value: pc.value ?? o.values[0], line: null, cross: pc.cross ?? (o.crosses[0] ?? null), source: "manual" }) }, "no line possible")) : null,
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,

@@ -280,6 +280,29 @@ def test_a_campaign_game_started_by_clicks_is_named_by_its_campaign_and_line(
 
 
 @pytest.mark.browser
+def test_the_line_choices_cut_short_say_how_many_more_and_where(tmp_path, page, make_hub):
+    # rolled triples (wild) allow all 66 lines of a card: the page listed 12 and said nothing
+    # of the other 54, which a player looked for in vain
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    assert s.submit({"type": "roll", "dice": [2, 2, 2]}).ok
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-line^='0-0-']")
+        assert page.locator("[data-line^='0-0-']").count() == 12
+        more = page.locator("[data-more-lines='0-0']")
+        assert more.text_content() == "+54 more: click two candles on card 1"
+        # a candle click still draws any of them
+        page.click("svg.sigil[data-card='0'] .candle[data-candle='10']")
+        page.click(".picker button[data-value='line']")       # not "cross it out"
+        page.click("svg.sigil[data-card='0'] .candle[data-candle='11']")
+        page.wait_for_function("document.querySelector('#events').textContent.includes('line')")
+        assert s.view()["state"]["players"][0]["pieces"]["line"] == [10, 11]
+
+
+@pytest.mark.browser
 def test_a_turn_by_clicks_then_a_correction_an_undo_and_a_restart(tmp_path, page, make_hub):
     db = tmp_path / "g.sqlite"
     app = create_app(WebConfig(db_path=db, source="none"),
