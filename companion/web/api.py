@@ -416,8 +416,10 @@ def register(app: Flask) -> None:
             if rule.endpoint != "unknown":
                 allowed.append(method)
         if allowed:
-            raise ApiError(405, f"{request.method} is not allowed on {request.path}: use "
-                                f"{' or '.join(allowed)}")
+            res, status = _error(405, f"{request.method} is not allowed on {request.path}: "
+                                      f"use {' or '.join(allowed)}")
+            res.headers["Allow"] = ", ".join(allowed)
+            return res, status
         ids = re.findall(r"/(?:games|campaigns|events)/([^/]+)", request.path)
         hint = (" (a game's, an event's or a campaign's id is a whole number)"
                 if any(not x.isdigit() and x not in ("current", "import") for x in ids) else "")

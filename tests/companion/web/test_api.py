@@ -133,6 +133,8 @@ def test_an_unknown_endpoint_or_method_is_named(client, method, path, status, me
     res = getattr(client, method)(path, json={} if method != "get" else None)
     assert res.status_code == status
     assert res.json["error"].startswith(message), res.json["error"]
+    if status == 405:   # HTTP's own way of saying it, for clients that read headers
+        assert res.headers["Allow"] == message.rsplit("use ", 1)[1].replace(" or ", ", ")
 
 
 def test_game_endpoints_refuse_bad_events_and_unknown_games(client):
