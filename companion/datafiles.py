@@ -136,34 +136,78 @@ def _schema(path: str) -> dict[str, Any]:
     return schema
 
 
-SHOWN_CHARS = 60   # a value whose repr is longer is described, not printed, in a message
+SHOWN_CHARS = 60   # a value longer than this in JSON is described, not written, in a message
+ENUM_CHARS = 120   # the choices of an enum are written up to this many characters
 
 
-def _described(value: Any) -> str:
+def as_json(value: Any, limit: int | None = None) -> str:
+    """A value as JSON writes it (``null``, ``true``, ``"x"``: as a client sent it), cut to
+    ``limit`` characters when given."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if limit is None or len(text) <= limit else text[:limit - 1] + "…"
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: in JSON, or described when that is longer than
+    :data:`SHOWN_CHARS` (a whole catalogue when one item is missing would run to pages).
+
+    >>> shown(None), shown([1, 2]), shown(list(range(40)))
+    ('null', '[1, 2]', 'a list of 40 items')
+    >>> shown("ab" * 35)
+    '"abababababababababababababababababababab..." (70 characters)'
+    """
+    text = as_json(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
     if isinstance(value, list):
         return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
     if isinstance(value, dict):
         return f"an object of {len(value)} key{'s' if len(value) != 1 else ''}"
     if isinstance(value, str):
-        return f"{value[:40]!r}... ({len(value)} characters)"
-    return repr(value)[:SHOWN_CHARS] + "..."
+        return f"{as_json(value[:40])[:-1]}...\" ({len(value)} characters)"
+    return text[:SHOWN_CHARS] + "..."
+
+
+def _first_repeated(items: list[Any]) -> Any:
+    """The first item of ``items`` met a second time (``1`` and ``true`` differ)."""
+    seen: set[str] = set()
+    for item in items:
+        key = json.dumps(item, sort_keys=True, default=repr)
+        if key in seen:
+            return item
+        seen.add(key)
+    return items
 
 
 def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
-    """The rule a schema error says is broken, in one short line: jsonschema starts most of
-    its messages with the value's repr, which for a list or an object (a whole catalogue
-    when an item is missing) can run to pages; a long one is described instead.
+    """The rule a schema error says is broken, in one short line, its value written as JSON
+    (:func:`shown`) where jsonschema writes Python's repr: a value fitting none of the types an
+    ``anyOf`` allows names them all, a repeated item is named, and a length bound is given.
 
-    >>> v = jsonschema.Draft202012Validator({"minItems": 3})
-    >>> schema_message(next(v.iter_errors(list(range(2)))))
-    '[0, 1] is too short (at least 3 items)'
+    >>> v = jsonschema.Draft202012Validator({"minItems": 3, "uniqueItems": True})
+    >>> schema_message(next(v.iter_errors([None, True])))
+    '[null, true] is too short (at least 3 items)'
     >>> schema_message(next(v.iter_errors([[0] * 50])))
     'a list of 1 item is too short (at least 3 items)'
+    >>> schema_message(next(v.iter_errors([1, 2, 2])))
+    '2 is listed twice: each must be different'
     """
+    instance = error.instance
+    if error.context and all(e.validator == "type" and not e.path for e in error.context):
+        types = " or ".join(f"'{e.validator_value}'" for e in error.context)
+        return f"{shown(instance)} is not of type {types}"
+    if error.validator == "uniqueItems" and isinstance(instance, list):
+        return f"{shown(_first_repeated(instance))} is listed twice: each must be different"
     message = " ".join(error.message.split())
-    shown = " ".join(repr(error.instance).split())
-    if len(shown) > SHOWN_CHARS and message.startswith(shown):
-        message = _described(error.instance) + message[len(shown):]
+    python = " ".join(repr(instance).split())
+    if message.startswith(python):
+        message = shown(instance) + message[len(python):]
+    if error.validator == "enum" and message.endswith(repr(error.validator_value)):
+        message = (message[:-len(repr(error.validator_value))]
+                   + as_json(error.validator_value, ENUM_CHARS))
     bound = {"minItems": "at least", "maxItems": "at most", "minLength": "at least",
              "maxLength": "at most"}.get(str(error.validator))
     if bound and isinstance(error.validator_value, int):

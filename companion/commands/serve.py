@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import socket
+from collections.abc import Callable
 
 from companion.errors import BadInput
 from companion.store import default_db_path
@@ -13,11 +14,13 @@ from companion.web.config import WebConfig
 THREADS = 48   # each open page holds one thread for its event stream and one for the video
 
 
-def _stop_on_signals() -> None:
+def _stop_on_signals(end_streams: Callable[[], None]) -> None:
     """Ctrl-C (SIGINT) and a service manager's SIGTERM stop the server the same clean way, also
     when the shell that started it in the background left SIGINT ignored (Python then installs
-    no handler of its own)."""
+    no handler of its own). The pages' streams are ended first: waitress then waits for its
+    threads, and a stream left open held it for its whole timeout."""
     def stop(signum: int, frame: object) -> None:
+        end_streams()
         raise KeyboardInterrupt
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:  # waitress: the host does not resolve to an address
             raise BadInput(f"cannot listen on {args.host}:{args.port}: --host is not an "
                            "address or a host name this machine can resolve") from None
-        _stop_on_signals()
+        _stop_on_signals(runtime.end_streams)
         runtime.live.start()
         print(f"Doom Companion: http://localhost:{args.port}/   "
               f"(games in {config.db_path})", flush=True)

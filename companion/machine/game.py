@@ -154,6 +154,12 @@ def dice_names(ids: Iterable[int]) -> str:
     return "dice " + ", ".join(str(i + 1) for i in ids)
 
 
+def faces_said(faces: Iterable[int]) -> str:
+    """Dice faces as a player says them: ``faces_said([4, 6, 6]) == "4, 6 and 6"``."""
+    words = [str(v) for v in faces]
+    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _die(state: State, event: Event, etype: str, key: str = "die") -> dict[str, Any]:
     die_id = _int(event, key, etype)
     if not 0 <= die_id < len(state["dice"]):
@@ -612,16 +618,18 @@ def _attack(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
         raise IllegalAction("attack", f"{part.name} needs {cond.describe()} "
                             f"({cond.dice} dice), got {len(dice)}")
     if not cond.matches(faces):
-        raise IllegalAction("attack", f"{faces} do not meet {part.name}'s condition: "
-                            f"{cond.describe()}")
+        show, meet = ("shows", "does") if len(dice) == 1 else ("show", "do")
+        raise IllegalAction("attack", f"{dice_names(d['id'] for d in dice)} {show} "
+                            f"{faces_said(faces)}, which {meet} not meet {part.name}'s "
+                            f"condition: {cond.describe()}")
     for d in dice:
         d["at"] = "spent"
     slot = state["row"][i]
     slot["hp"] -= 1
     state["stage"] = "damage"
     deal = "deals" if len(dice) == 1 else "deal"
-    log.append(f"{dice_names(d['id'] for d in dice)} ({faces}) {deal} 1 dmg to {part.name} "
-               f"(HP {slot['hp']})")
+    log.append(f"{dice_names(d['id'] for d in dice)} ({faces_said(faces)}) {deal} 1 dmg to "
+               f"{part.name} (HP {slot['hp']})")
     if slot["hp"] <= 0:
         _destroy(state, pid, cat, log)
 
@@ -650,8 +658,9 @@ def _cycle(state: State, event: Event, cat: Catalogue, log: list[str]) -> None:
         raise IllegalAction("cycle", "every part has cycled: the next step is grow")
     want = event.get("part")
     if want is not None and want != pending[0]:
-        raise IllegalAction("cycle", f"parts cycle left to right: next is {pending[0]!r}, "
-                            f"not {want!r}")
+        asked = cat.part(want).name if isinstance(want, str) and want in cat.by_id else repr(want)
+        raise IllegalAction("cycle", f"parts cycle left to right: next is "
+                            f"{cat.part(pending[0]).name}, not {asked}")
     locks = event.get("locks", [])
     if not isinstance(locks, list) or any(
             isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(state["dice"])

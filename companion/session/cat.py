@@ -132,8 +132,9 @@ class CatAdapter:
                     "properties": {"name": {"type": "string", "minLength": 1,
                                             "maxLength": 24}}}},
                 "cards": {"type": "array", "minItems": 2, "maxItems": 2, "items": LAYOUT_NAME},
+                # (a goal chosen twice is refused by its name in prepare_setup)
                 "goals": {"type": "array", "minItems": min(GOALS_PER_GAME),
-                          "maxItems": max(GOALS_PER_GAME), "uniqueItems": True,
+                          "maxItems": max(GOALS_PER_GAME),
                           "items": {"type": "integer", "minimum": 1, "maximum": 27}},
                 "familiar_mode": {"enum": ["none", "one-for-all", "asymmetric", "solo"]},
                 "familiar": {"type": ["string", "null"], "pattern": "^F0[1-9]$"},
@@ -172,6 +173,14 @@ class CatAdapter:
                 self.layout(letter)
             except Exception as exc:   # BadInput / DataFileError from the loader
                 raise Refused(f"sigil card {letter!r}: {exc}") from None
+        goals = list(out["goals"])
+        twice = next((n for n in goals if goals.count(n) > 1), None)
+        if twice is not None:
+            name = next((g["name"] for g in self.catalogue()["goals"] if g["number"] == twice),
+                        "")
+            raise Refused(f"goal #{twice:02d} {name} is chosen twice: a game uses "
+                          f"{' or '.join(str(k) for k in sorted(GOALS_PER_GAME))} different "
+                          "goal cards")
         names = [p["name"].strip() for p in out["players"]]
         if len(set(names)) != len(names):
             raise Refused("two players have the same name")

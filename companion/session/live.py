@@ -217,10 +217,15 @@ class LiveLoop:
         self._thread = threading.Thread(target=self._run, name="live-loop", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop taking frames and wake every video stream waiting for one; returns at once
+        (:meth:`stop` then waits for the loop and stops the source)."""
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
+
+    def stop(self) -> None:
+        self.halt()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
         if self.source is not None:

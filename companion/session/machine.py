@@ -57,8 +57,9 @@ class MachineAdapter:
             "players": {"type": "array", "maxItems": 1,
                         "items": {"type": "string", "maxLength": 24}},
             # the starting parts turned over at the table, left to right (the rest shuffled)
+            # (a card named twice is refused by its name in _turned_over)
             "revealed": {"type": "array", "minItems": 1, "maxItems": engine.REVEAL,
-                         "uniqueItems": True, "items": PART_ID},
+                         "items": PART_ID},
             # a stored game's shuffled deck (its setup prepared already; the engine checks it)
             "setup_event": {"type": "object"},
         }}
@@ -105,6 +106,9 @@ class MachineAdapter:
             if pid == self.parts.core.id:
                 raise Refused(f"{self.part_name(pid)} is at the bottom of the deck: it cannot "
                               "be among the starting parts")
+            if revealed.count(pid) > 1:
+                raise Refused(f"{self.part_name(pid)} is named twice among the starting parts: "
+                              "each card is turned over once")
         deck, aside = list(event["deck"][:-1]), list(event["aside"])
         rest = [p for p in deck if p not in revealed]
         for pid in revealed:
@@ -135,8 +139,21 @@ class MachineAdapter:
         return MachineState(game, (*state.log, *lines)[-LOG_KEEP:])
 
     def complete(self, state: MachineState, event: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill the values of a roll/re-roll made "for me" (random, then stored)."""
+        """Fill the values of a roll/re-roll made "for me" (random, then stored), and the part
+        of a cycle or a grow sent without one (the next part, left to right; the card on top
+        of the deck), so that the log names it and a grow can be corrected."""
         out = dict(event)
+        game = state.game
+        if out.get("type") in ("cycle", "grow") and "part" not in out \
+                and game.get("phase") == "machine":
+            in_row = [slot["part"] for slot in game.get("row", [])]
+            pending = [p for p in game.get("pending", []) if p in in_row]
+            if out["type"] == "cycle" and pending:
+                out["part"] = pending[0]
+            # the card drawn for the players: the top of the shuffled deck
+            if out["type"] == "grow" and not pending and game.get("deck") \
+                    and len(in_row) < engine.ROW_MAX:
+                out["part"] = game["deck"][0]
         if out.get("type") in ("roll", "reroll") and "dice" not in out and "value" not in out:
             out = engine.complete(state.game, out, random.Random(random.SystemRandom()
                                                                  .randrange(2**63)))

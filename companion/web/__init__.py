@@ -36,6 +36,12 @@ class Runtime:
     hub: Hub
     live: LiveLoop
 
+    def end_streams(self) -> None:
+        """End the pages' event and video streams now (their server threads return); quick,
+        so that a stop signal can call it before the server waits for its threads."""
+        self.hub.close()
+        self.live.halt()
+
     def close(self) -> None:
         self.live.stop()
         self.hub.close()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, request, stream_with_context
+from flask import Flask, Response, jsonify, request, stream_with_context
 from werkzeug.exceptions import HTTPException
 
 from companion.datafiles import parse_json
@@ -403,7 +404,26 @@ def register(app: Flask) -> None:
 
     @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     def unknown(rest: str) -> Any:
-        abort(404)
+        # an endpoint asked with another method, or no endpoint: say which, not Flask's
+        # "The requested URL was not found on the server..."
+        adapter = app.url_map.bind_to_environ(request.environ)
+        allowed = []
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            try:
+                rule, _ = adapter.match(request.path, method=method, return_rule=True)
+            except HTTPException:
+                continue
+            if rule.endpoint != "unknown":
+                allowed.append(method)
+        if allowed:
+            res, status = _error(405, f"{request.method} is not allowed on {request.path}: "
+                                      f"use {' or '.join(allowed)}")
+            res.headers["Allow"] = ", ".join(allowed)
+            return res, status
+        ids = re.findall(r"/(?:games|campaigns|events)/([^/]+)", request.path)
+        hint = (" (a game's, an event's or a campaign's id is a whole number)"
+                if any(not x.isdigit() and x not in ("current", "import") for x in ids) else "")
+        raise ApiError(404, f"no API endpoint {request.method} {request.path}{hint}")
 
 
 def _an_export(doc: Any) -> None:

@@ -49,7 +49,7 @@ def test_errors_name_file_path_and_rule(doc, path, rule):
     ({f"key{i}": i for i in range(30)}, {"type": "array"},
      "an object of 30 keys is not of type 'array'"),
     ("x" * 300, {"type": "string", "maxLength": 10},
-     f"{'x' * 40!r}... (300 characters) is too long (at most 10 characters)"),
+     f"\"{'x' * 40}...\" (300 characters) is too long (at most 10 characters)"),
     ([1, 2], {"type": "array", "minItems": 3}, "[1, 2] is too short (at least 3 items)"),
 ])
 def test_a_rule_broken_by_a_large_value_describes_it_instead_of_printing_it(doc, schema, rule):

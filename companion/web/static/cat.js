@@ -143,7 +143,9 @@
         pc.value === null ? h("span", { class: "choices" }, "write ", o.values.map((v) => h("button", { class: "die small clickable", "data-write": `${p}-${o.card}-${v}`,
           onclick: () => send({ type: "write", player: p, card: o.card, value: v, source: "manual" }) }, String(v)))) : null,
         pc.line === null ? h("span", { class: "choices" }, "line ", o.lines.slice(0, 12).map(([a, b]) => h("button", { class: "ghost chip", "data-line": `${p}-${o.card}-${a}-${b}`,
-          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, lineName(p, o.card, [a, b])))) : null,
+          onclick: () => send({ type: "line", player: p, card: o.card, line: [a, b], source: "manual" }) }, lineName(p, o.card, [a, b]))),
+          // the list is cut short: say so, and where the others are drawn
+          o.lines.length > 12 ? h("span", { class: "muted more-lines", "data-more-lines": `${p}-${o.card}` }, `+${o.lines.length - 12} more: click two candles on card ${o.card + 1}`) : null) : null,
         pc.line === null && o.no_line && !o.lines.length ? h("span", { class: "choices" }, h("button", { class: "ghost chip", "data-noline": `${p}-${o.card}`,
           onclick: () => send({ type: "turn", player: p, card: o.card, value: pc.value ?? o.values[0], line: null, cross: pc.cross ?? (o.crosses[0] ?? null), source: "manual" }) }, "no line possible")) : null,
         pc.cross === null ? h("span", { class: "choices" }, "cross ", o.crosses.map((x) => h("button", { class: "ghost chip", "data-cross": `${p}-${o.card}-${x}`,
@@ -181,6 +183,7 @@
       f.kind !== "once" ? null
         : power ? h("span", { class: "badge warn", "data-power-on": p, title: f.text }, "power on this turn")
           : f.used ? h("span", { class: "badge", "data-power-used": p, title: f.text }, "power used")
+            : current.state.phase === "over" ? h("span", { class: "badge", "data-power-unused": p, title: f.text }, "power not used")
             : f.usable ? h("button", { class: "ghost tiny-btn", "data-power": p, title: f.text, onclick: (ev) => usePower(ev.currentTarget, p, player) }, "use power")
               : h("span", { class: "badge ok", "data-power-ready": p, title: f.text }, "power ready"));
   }
@@ -369,7 +372,9 @@
     const form = h("div", { class: "setup-grid" });
     const title = h("input", { id: "setup-title", placeholder: "Friday night", maxlength: 80 });
     const setSel = h("select", { id: "setup-set" }, h("option", { value: "" }, "choose the goals…"),
-      (cat.sets || []).map((s, i) => h("option", { value: i }, `${s.name}: ${s.goals.join(", ")}`)), h("option", { value: "custom" }, "my own 2 or 3 goals"));
+      // the rulebook's set names are also goal names ("Crossroads" holds #07-09, not #02 Crossroads)
+      (cat.sets || []).map((s, i) => h("option", { value: i }, `Set “${s.name}”: goals ${s.goals.map((n) => "#" + String(n).padStart(2, "0")).join(", ")}`)),
+      h("option", { value: "custom" }, "my own 2 or 3 goals"));
     const goalSel = [0, 1, 2].map((k) => h("select", { class: "goal-pick", "data-goal": k }, k === 2 ? h("option", { value: "" }, "— (easy game: 2 goals)") : null,
       (cat.goals || []).map((g) => h("option", { value: g.number }, `#${String(g.number).padStart(2, "0")} ${g.name}`))));
     goalSel[0].value = "1"; goalSel[1].value = "2"; goalSel[2].value = "3";
@@ -429,7 +434,8 @@
       else { toast("Choose the goal cards first", "warn"); return; }
       const setup = { players: players.map((n, i) => ({ name: n.trim() || `Player ${i + 1}` })), cards: cards.slice(), goals, familiar_mode: famMode.value };
       if (famMode.value === "one-for-all" || famMode.value === "solo") setup.familiar = famOne.value;
-      const body = { kind: "cat", title: title.value.trim() || (players.length === 1 ? "Solo game" : `${players.length} players`), setup };
+      // a campaign's game is named by the server after its campaign and line, then the title typed
+      const body = { kind: "cat", title: title.value.trim() || (campSel.value ? "" : players.length === 1 ? "Solo game" : `${players.length} players`), setup };
       if (campSel.value) { body.campaign_id = Number(campSel.value); setup.campaign_line = lineSel.value; }
       const r = await api("POST", "/api/games", body);
       if (r.ok) { current = r.doc; showSetup = false; camera = { player: 0, card: 0 }; resetPickRolls(); draw(); }
@@ -483,6 +489,7 @@
     if (!current || showSetup) { app.replaceChildren(setupPanel()); refreshCampaigns(); return; }
     const s = current.state;
     app.replaceChildren(...[
+      Doom.gameTitle(current.game),
       verdictPanel(),
       tiebreakPanel(),
       pickingPanel(),

@@ -126,6 +126,10 @@ Doom.gameProblem = (el, problem) => el.replaceChildren(
   Doom.h("h3", {}, "The current game cannot be opened"), Doom.h("p", { class: "problem" }, problem),
   Doom.h("p", { class: "muted" }, "Start a new game here, or resume another one from the History page."));
 
+/* The open game's name above its page (the title typed at setup, a campaign's row...). */
+Doom.gameTitle = (game) => Doom.h("div", { class: "game-title", id: "game-title" },
+  game.title || "Untitled game", Doom.h("span", { class: "muted" }, ` · game ${game.id}`));
+
 /* A campaign's row or column as players count them, from 1 ("row 0" is stored: "row 1"). */
 Doom.lineName = (line) => line.replace(/\d+$/, (k) => String(Number(k) + 1));
 

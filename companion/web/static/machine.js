@@ -56,11 +56,12 @@
   function diceArea(s) {
     const byAt = (at) => s.dice.filter((d) => d.at === at);
     const hand = byAt("hand");
-    const mk = (d, clickable) => h(clickable ? "button" : "span", {
+    // each die with its name under it: the log says "die 4", the table shows faces
+    const mk = (d, clickable) => h("span", { class: "die-slot" }, h(clickable ? "button" : "span", {
       class: "die " + d.color + (selected.has(d.id) ? " selected" : "") + (d.at !== "hand" ? " spent" : "") + (d.at === "locked" ? " locked" : "") + (d.rerolled ? " rerolled" : ""),
       "data-die": d.id, title: `${dieName(d.id)} (${d.color})` + (d.rerolled ? ", re-rolled" : ""),
       onclick: clickable ? () => { selected.has(d.id) ? selected.delete(d.id) : selected.add(d.id); draw(); } : null,
-    }, d.value === null || d.value === undefined ? "·" : String(d.value));
+    }, d.value === null || d.value === undefined ? "·" : String(d.value)), h("small", { class: "die-n" }, dieName(d.id)));
     const slots = s.slots || {};
     const one = () => { if (selected.size !== 1) { toast("Pick one die first", "warn"); return null; } return [...selected][0]; };
     // a slot is open while the rules allow one of its actions now (a slot left, the stage)
@@ -228,6 +229,7 @@
       h("button", { class: "ghost", onclick: () => { showSetup = true; draw(); } }, "New run"),
       h("a", { class: "button ghost", href: `/api/games/${current.game.id}/export`, download: "" }, "Export"));
     app.replaceChildren(...[
+      Doom.gameTitle(current.game),
       outcome ? h("div", { class: "verdict " + (outcome === "won" ? "win" : "loss"), id: "verdict" }, outcome === "won" ? "Victory: the Doom Core is destroyed!" : "The machine destroyed you.", h("small", {}, ` (turn ${s.turn})`)) : null,
       current.warning ? h("div", { class: "warning-bar", id: "warning" }, "⚠ " + current.warning) : null,
       current.broken ? h("div", { class: "warning-bar" }, "This game's log breaks a rule: " + current.broken) : null,

@@ -260,7 +260,7 @@ def test_damage_conditions_of_all_six_kinds(cat, part, good, bad):
         assert part in after["destroyed"]
     assert all(after["dice"][i]["at"] == "spent" for i in ids)
     no = started(cat, row=row, faces=(bad + [1] * 5)[:5])
-    refused(no, {"type": "attack", "part": part, "dice": ids}, cat, "do not meet")
+    refused(no, {"type": "attack", "part": part, "dice": ids}, cat, "not meet")
 
 
 def test_a_condition_needs_exactly_its_number_of_dice(cat):
@@ -277,12 +277,25 @@ def test_a_condition_needs_exactly_its_number_of_dice(cat):
     refused(state, {"type": "attack", "part": "eo", "dice": [True]}, cat, "field 'dice'")
 
 
+def test_an_attack_names_the_faces_in_words_in_the_log_and_in_a_refusal(cat):
+    # the log read "dice 1, 2 ([5, 4]) deal 1 dmg" and a refusal "[4, 4] do not meet": a
+    # Python list where a player reads dice
+    state = started(cat, row=["pair", "sum"], faces=[5, 4, 4, 4, 1])
+    after = apply(state, {"type": "attack", "part": "pair", "dice": [0, 1]}, cat)
+    assert after["log"][-1] == "dice 1, 2 (5 and 4) deal 1 dmg to PAIR (HP 2)"
+    refused(state, {"type": "attack", "part": "pair", "dice": [2, 3]}, cat,
+            r"^attack: dice 3, 4 show 4 and 4, which do not meet PAIR's condition")
+    refused(state, {"type": "attack", "part": "sum", "dice": [1, 2, 3]}, cat,
+            r"dice 2, 3, 4 show 4, 4 and 4, which do not meet SUM's condition")
+
+
 def test_a_part_can_be_damaged_several_times_a_turn(cat):
     state = started(cat, row=["rep", "sum"], faces=[4, 5, 4, 1, 1])
     for die in range(3):
         state = apply(state, {"type": "attack", "part": "rep", "dice": [die]}, cat)
     assert state["row"][0]["hp"] == 1
-    refused(state, {"type": "attack", "part": "rep", "dice": [3]}, cat, "do not meet")
+    refused(state, {"type": "attack", "part": "rep", "dice": [3]}, cat,
+            "die 4 shows 1, which does not meet")
 
 
 # ---------------------------------------------------------------------------- destroy
@@ -349,7 +362,7 @@ def test_destroyed_effect_hits_the_left_part_and_chains(cat):
 def test_machine_cycles_left_to_right_then_grows(cat):
     state = started(cat, row=["sum", "dbl", "f1"])
     state = apply(state, {"type": "end_turn"}, cat)
-    refused(state, {"type": "cycle", "part": "dbl"}, cat, "next is 'sum'")
+    refused(state, {"type": "cycle", "part": "dbl"}, cat, "next is SUM, not DBL")
     refused(state, {"type": "grow"}, cat, "still to cycle")
     refused(state, {"type": "attack", "part": "sum", "dice": [0]}, cat, "machine phase")
     for pid in ("sum", "dbl", "f1"):

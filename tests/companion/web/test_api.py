@@ -86,10 +86,15 @@ def test_a_correction_and_its_refusal(client):
     ("/api/games", {"kind": "machine", "setup": {}}, 503, "engine is missing"),
     ("/api/games", {"kind": "cat", "setup": {}, "campaign_id": 7}, 400, "no campaign 7"),
     ("/api/games", [1, 2], 400, "is not of type 'object'"),
+    ("/api/games", {"kind": True, "setup": {}}, 400, "body: at $.kind: true is not one of"),
     ("/api/campaigns", {"title": "x", "goals": [1, 2, 3]}, 400, "$.goals"),
-    ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400, "non-unique"),
+    # which value is repeated, not "[1, 1, 1, ...] has non-unique elements"
+    ("/api/campaigns", {"title": "x", "goals": [1] * 9}, 400,
+     "body: at $.goals: 1 is listed twice: each must be different"),
+    ("/api/campaigns", {"title": "x", "goals": [1, 2, 3, 4, 5, 6, 7, 8, 3]}, 400,
+     "body: at $.goals: 3 is listed twice"),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["a", "a"]},
-     400, "$.players: ['a', 'a'] has non-unique"),
+     400, '$.players: "a" is listed twice: each must be different'),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": [" "]},
      400, "$.players[0]"),
     ("/api/campaigns", {"title": "x", "goals": list(range(1, 10)), "players": ["Ann "]},
@@ -105,6 +110,33 @@ def test_invalid_bodies_are_refused_with_a_message(client, path, payload, status
     res = client.post(path, json=payload)
     assert res.status_code == status
     assert fragment in res.json["error"]
+
+
+def test_a_schema_error_writes_the_value_as_json_was_sent(client):
+    # Python's spelling of the value ("None is not of type 'object'") puzzled a JSON client
+    res = client.post("/api/games", data="null", content_type="application/json")
+    assert res.status_code == 400
+    assert res.json["error"] == "body: at $: null is not of type 'object'"
+
+
+@pytest.mark.parametrize(("method", "path", "status", "message"), [
+    # Flask's "The requested URL was not found on the server. If you entered the URL
+    # manually..." said neither what was asked nor what is wrong with it
+    ("get", "/api/games/1/events", 405, "GET is not allowed on /api/games/1/events: use POST"),
+    ("delete", "/api/games/1", 405, "DELETE is not allowed on /api/games/1: use GET"),
+    ("post", "/api/games/abc/undo", 404, "no API endpoint POST /api/games/abc/undo (a game's, "
+                                         "an event's or a campaign's id is a whole number)"),
+    ("get", "/api/games/-3", 404, "no API endpoint GET /api/games/-3 (a game's"),
+    ("get", "/api/nothing", 404, "no API endpoint GET /api/nothing"),
+])
+def test_an_unknown_endpoint_or_method_is_named(client, method, path, status, message):
+    gid = new_game(client)
+    assert gid == 1
+    res = getattr(client, method)(path, json={} if method != "get" else None)
+    assert res.status_code == status
+    assert res.json["error"].startswith(message), res.json["error"]
+    if status == 405:   # HTTP's own way of saying it, for clients that read headers
+        assert res.headers["Allow"] == message.rsplit("use ", 1)[1].replace(" or ", ", ")
 
 
 def test_game_endpoints_refuse_bad_events_and_unknown_games(client):

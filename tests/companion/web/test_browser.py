@@ -68,6 +68,19 @@ def test_the_roll_area_is_dragged_on_the_camera_image(served, page):
     assert page.errors == []
 
 
+def test_a_finger_on_the_camera_image_scrolls_the_page_unless_drawing(served, page):
+    # touch-action was "none" on the camera image at all times: on a phone a swipe that
+    # began on the image (half the screen's width and more) did not scroll the page
+    page.goto(served.url + "/", wait_until="domcontentloaded")
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    touch = "getComputedStyle(document.getElementById('video-wrap')).touchAction"
+    assert page.evaluate(touch) == "auto"
+    page.click("#roll-draw")
+    assert page.evaluate(touch) == "none"       # the drag draws the rectangle
+    page.click("#roll-draw")                     # "Cancel"
+    assert page.evaluate(touch) == "auto"
+
+
 def test_history_takes_the_same_file_again_after_a_refused_import(served, page, tmp_path):
     page.goto(served.url + "/history", wait_until="domcontentloaded")
     page.wait_for_selector("body[data-ready='1']", timeout=10_000)

@@ -390,3 +390,24 @@ def test_the_camera_knows_the_watched_players_familiar(hub):
     assert hub.camera_familiar() is None
     hub.create_game("cat", "t", solo("F04"))
     assert hub.camera_familiar() == "F04"
+
+
+@pytest.mark.browser
+def test_a_power_never_used_is_not_ready_once_the_game_is_over(tmp_path, page, hub):
+    # the verdict screen still said "power ready" beside the Owl of a finished game
+    import random
+    s = hub.create_game("cat", "t", solo("F04"))
+    rng = random.Random(4)
+    while s.view()["state"]["phase"] != "over":
+        while not s.submit({"type": "roll", "dice": [rng.randint(1, 6) for _ in range(3)]}).ok:
+            pass
+        o = s.engine.rules.options(s.state.game, 0)[0]
+        assert s.submit({"type": "turn", "player": 0, "card": o["card"], "value": o["value"],
+                         "line": o["line"], "cross": o["cross"]}).ok
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#verdict")
+        assert page.locator("[data-power-ready]").count() == 0
+        assert page.locator("[data-power-unused='0']").text_content() == "power not used"
+        shot(page, "cat-familiar-over")

@@ -164,6 +164,10 @@ def test_the_camera_card_must_exist(hub, player, card):
       "familiar_mode": "solo", "familiar": "F01"}, "one player"),
     ({"players": [{"name": "Ann"}], "cards": ["A", "A"], "goals": [1, 2],
       "familiar_mode": "one-for-all"}, "familiar"),
+    # a goal picked in two of the page's selects: named, not the schema's "at $.goals:
+    # [1, 1, 3] has non-unique elements"
+    ({"players": [{"name": "Ann"}], "cards": ["A", "B"], "goals": [1, 1, 3]},
+     r"^setup: goal #01 Wards is chosen twice: a game uses 2 or 3 different goal cards$"),
 ])
 def test_bad_setups_are_refused_with_the_reason(hub, setup, match):
     from companion.errors import BadInput
@@ -250,6 +254,52 @@ def test_a_campaign_game_takes_its_goals_from_the_grid_and_counts_in_the_standin
     table = standings(hub.store, cid)
     assert table["played"] == ["column 1"]
     assert table["totals"]["Ann"] == s.view()["state"]["players"][0]["total"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("typed", "title"), [("", "Winter, row 2"),
+                                              ("Snow day", "Winter, row 2: Snow day")])
+def test_a_campaign_game_started_by_clicks_is_named_by_its_campaign_and_line(
+        tmp_path, page, make_hub, typed, title):
+    # with no title typed the page sent its own "2 players", and the game was called
+    # "Winter, row 2: 2 players"
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    hub.store.create_campaign("Winter", {"goals": list(range(1, 10)), "players": ["Ann", "Bo"]})
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("#setup-campaign option:text('Winter')", state="attached")
+        page.fill("#setup-title", typed)
+        page.select_option("#setup-campaign", label="Winter")
+        page.select_option("#setup-campaign-line", "row 1")
+        page.click("#start-cat")
+        page.wait_for_selector("svg.sigil")
+        assert page.locator("#game-title").text_content() == f"{title} · game 1"
+        assert hub.store.game(1).title == title
+
+
+@pytest.mark.browser
+def test_the_line_choices_cut_short_say_how_many_more_and_where(tmp_path, page, make_hub):
+    # rolled triples (wild) allow all 66 lines of a card: the page listed 12 and said nothing
+    # of the other 54, which a player looked for in vain
+    db = tmp_path / "g.sqlite"
+    hub = make_hub(cat=cat_engine(), path=db)
+    s = hub.create_game("cat", "t", {**SETUP, "players": [{"name": "Ann"}]})
+    assert s.submit({"type": "roll", "dice": [2, 2, 2]}).ok
+    app = create_app(WebConfig(db_path=db, source="none"), hub=hub)
+    with serve(app) as served:
+        page.goto(served.url + "/cat", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-line^='0-0-']")
+        assert page.locator("[data-line^='0-0-']").count() == 12
+        more = page.locator("[data-more-lines='0-0']")
+        assert more.text_content() == "+54 more: click two candles on card 1"
+        # a candle click still draws any of them
+        page.click("svg.sigil[data-card='0'] .candle[data-candle='10']")
+        page.click(".picker button[data-value='line']")       # not "cross it out"
+        page.click("svg.sigil[data-card='0'] .candle[data-candle='11']")
+        page.wait_for_function("document.querySelector('#events').textContent.includes('line')")
+        assert s.view()["state"]["players"][0]["pieces"]["line"] == [10, 11]
 
 
 @pytest.mark.browser

@@ -105,6 +105,28 @@ def test_machine_events_are_checked(machine_app, event, status):
     assert message
 
 
+@pytest.mark.parametrize(("event", "message"), [
+    # the value at fault and the rule it breaks, not "... is not valid under any of the given
+    # schemas" about the whole object; written in JSON (true, null, "x"), as it was sent
+    ({"type": "roll", "dice": {"0": 7}}, "event: at $.dice.0: 7 is greater than the maximum of 6"),
+    ({"type": "roll", "dice": {"0": True}}, "event: at $.dice.0: true is not of type 'integer'"),
+    ({"type": "roll", "dice": {"0": None}}, "event: at $.dice.0: null is not of type 'integer'"),
+    ({"type": "roll", "dice": "abc"},
+     "event: at $.dice: \"abc\" is not of type 'object' or 'array'"),
+    ({"type": "shuffle"}, "event: at $.type: \"shuffle\" is not one of [\"roll\", \"modify\", "),
+])
+def test_a_bad_event_is_refused_naming_the_value_at_fault(machine_app, event, message):
+    c = machine_app.test_client()
+    gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}}).json["game"]["id"]
+    before = c.post(f"/api/games/{gid}/events", json={"event": {"type": "roll"}}).json
+    for url in (f"/api/games/{gid}/events", f"/api/games/{gid}/events/{before['log'][0]['id']}"):
+        res = c.post(url, json={"event": event})
+        assert res.status_code == 400
+        assert res.json["error"].startswith(message), res.json["error"]
+    after = c.get(f"/api/games/{gid}").json
+    assert (after["log"], after["state"]) == (before["log"], before["state"])
+
+
 @pytest.mark.parametrize("event", [{"type": "modify"}, {"type": "reroll"},
                                    {"type": "shield"}, {"type": "attack", "part": "x"}])
 def test_a_correction_to_an_event_without_its_die_is_refused_with_the_reason(machine_app,
@@ -120,6 +142,61 @@ def test_a_correction_to_an_event_without_its_die_is_refused_with_the_reason(mac
     assert res.json["log"][0]["event"] == done.json["log"][0]["event"]
 
 
+def test_a_cycle_sent_without_its_part_is_logged_with_the_part_that_cycled(machine_app):
+    # the API takes {"type": "cycle"} (the next part, left to right); the log said
+    # "machine: None cycles" for it
+    c = machine_app.test_client()
+    res = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 1}})
+    gid, first = res.json["game"]["id"], res.json["state"]["row"][0]
+    for event in ({"type": "roll"}, {"type": "end_turn"}, {"type": "cycle"}):
+        res = c.post(f"/api/games/{gid}/events", json={"event": event})
+        assert res.status_code == 200, res.json
+    entry = res.json["log"][-1]
+    assert entry["event"]["part"] == first["part"]
+    assert entry["text"] == f"machine: {first['name']} cycles"
+    assert "None" not in c.get(f"/api/games/{gid}").json["log"][-1]["text"]
+
+
+def test_a_part_drawn_for_the_player_is_named_in_the_log_and_can_be_corrected(machine_app):
+    # "Draw for me" sends {"type": "grow"}: the log said "machine grows: a new part is drawn"
+    # without naming it, and offered no correction for it
+    c = machine_app.test_client()
+    gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 4}}).json["game"]["id"]
+    for event in ({"type": "roll"}, {"type": "end_turn"}):
+        assert c.post(f"/api/games/{gid}/events", json={"event": event}).status_code == 200
+    state = c.get(f"/api/games/{gid}").json["state"]
+    while state["next_step"]["type"] == "cycle":
+        res = c.post(f"/api/games/{gid}/events", json={"event": state["next_step"]})
+        assert res.status_code == 200, res.json
+        state = res.json["state"]
+    assert state["next_step"] == {"type": "grow"}
+    deck = c.get(f"/api/games/{gid}").json["game"]["setup"]["setup_event"]["deck"]
+    res = c.post(f"/api/games/{gid}/events", json={"event": {"type": "grow"}})
+    assert res.status_code == 200, res.json
+    entry = res.json["log"][-1]
+    name = next(p["name"] for p in res.json["state"]["row"] if p["part"] == deck[3])
+    assert entry["event"]["part"] == deck[3]          # the top of the deck after the three
+    assert entry["text"] == f"machine grows: {name} drawn"
+    assert res.json["state"]["row"][0]["part"] == deck[3]
+    other = next(p["part"] for p in state["drawable"] if p["part"] != deck[3])
+    fixed = c.post(f"/api/games/{gid}/events/{entry['id']}",
+                   json={"event": {**entry["event"], "part": other}})
+    assert fixed.status_code == 200, fixed.json
+    assert fixed.json["state"]["row"][0]["part"] == other
+
+
+def test_a_starting_part_named_twice_is_refused_by_its_name(machine_app):
+    # the page's toast said 'setup: at $.revealed: ["chain-lash", "chain-lash"] has
+    # non-unique elements' when a player picked Chain Lash in two of the three selects
+    c = machine_app.test_client()
+    res = c.post("/api/games", json={"kind": "machine", "title": "x", "setup": {
+        "revealed": ["gear-grinder", "chain-lash", "chain-lash"]}})
+    assert res.status_code == 400
+    assert res.json["error"] == ("setup: Chain Lash is named twice among the starting parts: "
+                                 "each card is turned over once")
+    assert c.get("/api/games").json["games"] == []
+
+
 def test_roll_for_me_stores_the_values(machine_app):
     c = machine_app.test_client()
     gid = c.post("/api/games", json={"kind": "machine", "setup": {"seed": 2}}).json["game"]["id"]
@@ -129,6 +206,29 @@ def test_roll_for_me_stores_the_values(machine_app):
     assert stored["source"] == "random" and len(stored["dice"]) == 5
     hand = {str(d["id"]): d["value"] for d in res.json["state"]["dice"] if d["at"] == "hand"}
     assert hand == stored["dice"]
+
+
+@pytest.mark.browser
+def test_every_die_on_the_page_says_which_die_the_log_means(served_app, page):
+    # the log says "shield with die 4", "dice 1, 2, 5 are spent", but the dice showed only
+    # their faces: "die 4" could be found only by hovering it (no hover on a phone)
+    _app, served = served_app
+    page.goto(served.url + "/machine", wait_until="domcontentloaded")
+    page.fill("#setup-seed", "5")
+    page.click("#start-machine")
+    page.click("#roll-random")
+    page.wait_for_selector(".hand button.die")
+    for k in range(5):
+        slot = page.locator(f".hand .die-slot:has(button.die[data-die='{k}'])")
+        assert slot.locator(".die-n").text_content() == f"die {k + 1}"
+    page.click(".hand button.die[data-die='3']")
+    page.click("#slot-shield")
+    page.wait_for_selector(".small-row .die[data-die='3']")
+    assert page.locator(".small-row .die-slot:has(.die[data-die='3']) .die-n").text_content() \
+        == "die 4"
+    assert "shield with die 4" in page.locator("#events").inner_text()
+    assert page.locator(".hand .die-slot").count() == 4
+    shot(page, "machine-dice-named")
 
 
 @pytest.mark.browser
@@ -228,7 +328,7 @@ def test_the_starting_parts_are_the_cards_turned_over(machine_app, hard):
 @pytest.mark.parametrize(("revealed", "status", "reason"), [
     (["doom-core"], 400, "bottom of the deck"),
     (["no-such-part"], 400, "unknown part"),
-    (["power-ram", "power-ram"], 400, "revealed"),            # the schema: unique
+    (["power-ram", "power-ram"], 400, "Power Ram is named twice"),
     (["power-ram", "chain-lash", "mind-lance", "rage-engine"], 400, "revealed"),
     (["../etc"], 400, "revealed"),
 ])

@@ -116,3 +116,24 @@ def test_serve_with_a_source_image_that_cannot_be_read_is_bad_input(tmp_path):
     assert proc.returncode == 2 and out == ""
     assert err == (f"doomcompanion: error: {photo}: not an image, or a corrupt or truncated "
                    "one\n")
+
+
+def test_a_page_left_open_does_not_hold_the_server_at_ctrl_c(tmp_path):
+    # with a page open, Ctrl-C waited for waitress's 5 s timeout on the page's event stream
+    # and printed "1 thread(s) still running" (started again at once, the server found its
+    # port still taken): the streams are ended before waitress waits for its threads
+    port = free_port()
+    proc = start(tmp_path, port)
+    try:
+        assert f"http://localhost:{port}/" in proc.stdout.readline(), proc.stderr.read()
+        res = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stream?view=machine",
+                                     timeout=30)
+        assert res.read(1)                       # the stream has begun
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.returncode is None:
+            stop(proc)
+    res.close()
+    assert proc.returncode == 0
+    assert "still running" not in err, err
