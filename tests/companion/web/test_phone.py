@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 
 from companion.session import Hub
@@ -17,6 +21,20 @@ pytest.importorskip("companion.machine", reason="the Doom Machine engine is not 
 CAT = {"players": [{"name": "Ann"}, {"name": "Bo"}], "cards": ["A", "B"], "goals": [1, 2, 3]}
 READY = {"/": "#engines li", "/cat": "svg.sigil", "/machine": ".part",
          "/history": "#games tbody tr"}
+
+
+@contextmanager
+def opened(browser: Any, url: str, ready: str, width: int = 390, height: int = 844,
+           ) -> Iterator[Any]:
+    """A page of ``width`` x ``height`` at ``url``, once the selector ``ready`` is on it."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="domcontentloaded")
+        page.wait_for_selector(ready, timeout=10_000)
+        yield page
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +54,7 @@ def served(tmp_path_factory):
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1400, 1000)])
 @pytest.mark.parametrize("path", ["/", "/cat", "/machine", "/history"])
 def test_no_page_scrolls_sideways(served, browser, path, width, height):
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    try:
-        page.goto(served.url + path, wait_until="domcontentloaded")
-        page.wait_for_selector(READY[path], timeout=10_000)
+    with opened(browser, served.url + path, READY[path], width, height) as page:
         sizes = page.evaluate("[document.documentElement.scrollWidth, "
                               "document.documentElement.clientWidth]")
         shot(page, f"phone-{width}{path.replace('/', '-') if path != '/' else '-live'}")
@@ -52,49 +66,32 @@ def test_no_page_scrolls_sideways(served, browser, path, width, height):
             for button in page.locator("#games td.actions > *").all():
                 box = button.bounding_box()
                 assert box["x"] + box["width"] <= width
-    finally:
-        context.close()
 
 
 def test_a_players_two_cards_are_stacked_on_a_phone(served, browser):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/cat", wait_until="domcontentloaded")
-        page.wait_for_selector("svg.sigil[data-card='1']")
+    with opened(browser, served.url + "/cat", "svg.sigil[data-card='1']") as page:
         first, second = (page.locator(".player-panel").first.locator("svg.sigil").nth(k)
                          .bounding_box() for k in (0, 1))
         assert second["y"] >= first["y"] + first["height"]      # below, not beside
         assert second["x"] + second["width"] <= 390
         candle = page.locator(".player-panel").first.locator("svg.sigil .candle circle").first
         assert candle.bounding_box()["width"] >= 22               # a finger can hit it
-    finally:
-        context.close()
 
 
 def test_on_a_phone_the_top_bar_does_not_stay_over_the_game(served, browser):
     # the bar wraps to three lines on a phone (about 160 of its 844 px): kept stuck at the top
     # it hid a fifth of the screen over the cards at every scroll
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/cat", wait_until="domcontentloaded")
-        page.wait_for_selector("svg.sigil[data-card='1']")
+    with opened(browser, served.url + "/cat", "svg.sigil[data-card='1']") as page:
         page.evaluate("window.scrollTo(0, 1200)")
         bar = page.locator(".topbar").bounding_box()
         assert bar["y"] + bar["height"] <= 0, bar
-    finally:
-        context.close()
 
 
 def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
     # the line picker of a correction lists all 66 lines of a card: on a phone it ran
     # 1900 px down the page, past the end of the screen and over everything below it
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/cat", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-player='0'] [data-line^='0-0']")
+    with opened(browser, served.url + "/cat", "[data-player='0'] [data-line^='0-0']",
+                ) as page:
         page.locator("[data-player='0'] [data-line^='0-0']").first.click()
         page.wait_for_selector("#events [data-fix]")
         fix = page.locator("#events li", has_text="line").locator("[data-fix]").first
@@ -110,8 +107,6 @@ def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
         box, last_box = picker.bounding_box(), last.bounding_box()   # reached in the box
         assert box["y"] <= last_box["y"]
         assert last_box["y"] + last_box["height"] <= box["y"] + box["height"] + 1
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("width", [390, 1400])
@@ -120,17 +115,11 @@ def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
 def test_a_game_page_names_the_game_that_is_open(served, browser, width, path, title):
     # the title typed at setup (or a campaign's "row 2" game) was shown only in History:
     # a player who resumed a game could not see on the page which game it was
-    context = browser.new_context(viewport={"width": width, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + path, wait_until="domcontentloaded")
-        page.wait_for_selector(READY[path])
+    with opened(browser, served.url + path, READY[path], width) as page:
         name = page.locator("#game-title")
         assert name.inner_text().startswith(title)
         box = name.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= width
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("width", [390, 1400])
@@ -138,11 +127,7 @@ def test_a_suggested_goal_set_is_not_taken_for_the_goal_of_the_same_name(served,
                                                                            width):
     # "Crossroads: 7, 8, 9" (the rulebook's set) read as goal #02 Crossroads, which it does
     # not hold; "Star Shepherd: 1, 4, 7" likewise beside goal #07 Star Shepherd
-    context = browser.new_context(viewport={"width": width, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/cat", wait_until="domcontentloaded")
-        page.wait_for_selector("svg.sigil")
+    with opened(browser, served.url + "/cat", "svg.sigil", width) as page:
         page.click("button:text('New game')")
         options = page.locator("#setup-set option").all_text_contents()
         assert "Set “Crossroads”: goals #07, #08, #09" in options
@@ -151,18 +136,12 @@ def test_a_suggested_goal_set_is_not_taken_for_the_goal_of_the_same_name(served,
         assert "#07 Star Shepherd" in page.locator(".goal-preview").inner_text()
         box = page.locator("#setup-set").bounding_box()
         assert box["x"] + box["width"] <= width
-    finally:
-        context.close()
 
 
 def test_the_new_game_form_fits_a_phone_with_its_longest_choices(served, browser):
     # "asymmetric (each player picks their own; its cost on each of their sigils)" made the
     # familiar's select 510 px wide: the page scrolled sideways to 535 px
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/cat", wait_until="domcontentloaded")
-        page.wait_for_selector("svg.sigil")
+    with opened(browser, served.url + "/cat", "svg.sigil") as page:
         page.click("button:text('New game')")
         page.select_option("#setup-familiar-mode", "asymmetric")
         page.select_option("#setup-set", index=15)
@@ -173,36 +152,24 @@ def test_the_new_game_form_fits_a_phone_with_its_longest_choices(served, browser
             box = select.bounding_box()
             assert box["x"] + box["width"] <= 390
         shot(page, "phone-390-cat-setup")
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_the_campaign_familiars_checkbox_sits_beside_its_text(served, browser, width):
     # it stood alone in the middle of a line above the text it ticks
-    context = browser.new_context(viewport={"width": width, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/history", wait_until="domcontentloaded")
-        page.wait_for_selector("#games tbody tr")
+    with opened(browser, served.url + "/history", "#games tbody tr", width) as page:
         page.click("#new-campaign")
         label = page.locator("label:has(#campaign-familiars)").bounding_box()
         box = page.locator("#campaign-familiars").bounding_box()
         assert box["width"] <= 30, box                           # a box, not a whole line
         assert abs(box["x"] - label["x"]) <= 4, (box, label)      # at the start of the line
         assert box["y"] - label["y"] <= 6, (box, label)           # of the text's first line
-    finally:
-        context.close()
 
 
 def test_a_long_toast_uses_the_width_of_a_phone(served, browser):
     # a rules refusal in a toast was squeezed into half the screen's width (195 px): ten
     # lines over the machine row for seven seconds
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(served.url + "/machine", wait_until="domcontentloaded")
-        page.wait_for_selector(".part")
+    with opened(browser, served.url + "/machine", ".part") as page:
         page.evaluate("Doom.toast('correction refused: event 2 (attack Mender Array with dice "
                       "3, 4): dice 3, 4 show 4 and 6, which do not meet Mender Array\\'s "
                       "condition: 2 dice: a 5 and a 6', 'warn')")
@@ -212,5 +179,3 @@ def test_a_long_toast_uses_the_width_of_a_phone(served, browser):
         assert box["height"] <= 140, box
         page.evaluate("Doom.toast('Corrected die 1 to 3', 'ok')")   # a short one stays short
         assert page.locator("#toast").bounding_box()["width"] < 250
-    finally:
-        context.close()
