@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
-from companion.datafiles import DATA_DIR, load_validated
+from companion.datafiles import DATA_DIR, as_json, load_validated
 from companion.doomcat.geometry import QUADRANTS, Drawing, longest_simple_loop, quadrant
-from companion.doomcat.layouts import Layout
+from companion.doomcat.layouts import BUILTIN, Layout
 from companion.errors import BadInput, DataFileError
 from vision.readings import TopBox
 
@@ -351,10 +351,34 @@ class Familiar:
                 "text": self.text}
 
 
+def _check_examples(examples: list[dict[str, Any]], number: int, source: str,
+                    where: str) -> None:
+    """What the schema cannot say of a goal's examples: each is drawn on a sigil design A-D,
+    its lines join two different candles, and there is an allowed one that scores (count 1 at
+    least) and a not-allowed one."""
+    for k, example in enumerate(examples):
+        if str(example["layout"]).upper() not in BUILTIN:
+            raise DataFileError(source, f"{where}[{k}].layout",
+                                f"unknown layout {as_json(example['layout'])}: an example is "
+                                f"drawn on one of the sigil designs {', '.join(BUILTIN)}")
+        for j, (a, b) in enumerate(example["lines"]):
+            if a == b:
+                raise DataFileError(source, f"{where}[{k}].lines[{j}]",
+                                    f"a line joins two different candles, not {a} to itself")
+        if example["allowed"] and example["count"] < 1:
+            raise DataFileError(source, f"{where}[{k}].count",
+                                "an allowed example scores: its count is at least 1")
+    for allowed, word in ((True, "allowed"), (False, "not-allowed")):
+        if not any(e["allowed"] is allowed for e in examples):
+            raise DataFileError(source, where,
+                                f"goal {number} has no {word} example: give one of each")
+
+
 @lru_cache(maxsize=4)
 def _load_goals(path: str) -> dict[int, Goal]:
     doc = load_validated(path, DATA_DIR / "goals.schema.json")
     out: dict[int, Goal] = {}
+    names: dict[str, int] = {}
     for i, entry in enumerate(doc):
         number, params = entry["number"], entry["params"]
         if number in out:
@@ -372,6 +396,17 @@ def _load_goals(path: str) -> dict[int, Goal]:
                                 f"({type(exc).__name__}: {exc}): braces may only name its "
                                 f"params ({', '.join(params)}); write {{{{ or }}}} for a brace"
                                 ) from None
+        tier = (number - 1) // 9 + 1
+        if entry["tier"] != tier:
+            raise DataFileError(path, f"$[{i}].tier",
+                                f"goal {number} is a tier {tier} goal (tier {tier} holds goals "
+                                f"{tier * 9 - 8}-{tier * 9}), the file says {entry['tier']}")
+        if entry["name"] in names:
+            raise DataFileError(path, f"$[{i}].name",
+                                f"{as_json(entry['name'])} is the name of two goals "
+                                f"(also at $[{names[entry['name']]}].name)")
+        names[entry["name"]] = i
+        _check_examples(entry["examples"], number, path, f"$[{i}].examples")
         if any(k.startswith("per_") and v != int(v) for k, v in params.items()):
             text += " Round the total down."
         out[number] = Goal(number, entry["name"], entry["tier"], text, dict(params),

@@ -135,6 +135,20 @@ def test_score_sigil_subtracts_the_familiar_cost():
      "goal 1's rule reads per_enclosure; the file gives per_ward"),
     (lambda d: d[16]["params"].pop("max_mm"), "$[16].params",
      "goal 17's rule reads per_line, max_mm; the file gives per_line"),
+    (lambda d: d[11].update(tier=3), "$[11].tier",
+     "goal 12 is a tier 2 goal (tier 2 holds goals 10-18), the file says 3"),
+    (lambda d: d[7].update(name="Candlelight"), "$[7].name",
+     '"Candlelight" is the name of two goals (also at $[2].name)'),
+    (lambda d: d[4]["examples"][1].update(layout="E"), "$[4].examples[1].layout",
+     "unknown layout \"E\": an example is drawn on one of the sigil designs A, B, C, D"),
+    (lambda d: d[6]["examples"][0].update(lines=[[0, 4], [3, 3]]), "$[6].examples[0].lines[1]",
+     "a line joins two different candles, not 3 to itself"),
+    (lambda d: d[9].update(examples=[e for e in d[9]["examples"] if e["allowed"]] * 2),
+     "$[9].examples", "goal 10 has no not-allowed example: give one of each"),
+    (lambda d: d[9].update(examples=[e for e in d[9]["examples"] if not e["allowed"]] * 2),
+     "$[9].examples", "goal 10 has no allowed example: give one of each"),
+    (lambda d: [e.update(count=0) for e in d[13]["examples"] if e["allowed"]],
+     "$[13].examples[0].count", "an allowed example scores: its count is at least 1"),
 ])
 def test_a_broken_goals_file_names_file_path_and_rule(tmp_path, mutate, path, rule):
     doc = json.loads((DATA_DIR / "goals.json").read_text())
