@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from companion.datafiles import DATA_DIR, load_validated, validate
+from companion.datafiles import DATA_DIR, as_json, load_validated, validate
 from companion.errors import DataFileError
 
 MACHINE_DATA = DATA_DIR / "machine"
@@ -192,7 +192,8 @@ def _condition(doc: dict[str, Any]) -> Condition:
 
 
 def parts_from_json(doc: Any, source: str = "parts.json") -> tuple[Part, ...]:
-    """Check a parts document (schema, unique ids, exactly one Doom Core) and build the parts.
+    """Check a parts document (schema, unique ids, names and numbers, exactly one Doom Core)
+    and build the parts.
 
     Raises :class:`DataFileError` naming ``source``, the JSON path and the rule broken.
     """
@@ -215,12 +216,43 @@ def parts_from_json(doc: Any, source: str = "parts.json") -> tuple[Part, ...]:
                           destroyed=tuple(dict(e) for e in p.get("destroyed", ())),
                           core=bool(p.get("core", False)), number=p.get("number", 0),
                           text=p.get("text", "")))
-    cores = [i for i, p in enumerate(parts) if p.core]
-    if len(cores) != 1:
-        raise DataFileError(source, "$.parts",
-                            f"exactly one part must have \"core\": true (the Doom Core), "
-                            f"found {len(cores)}")
+    _check_one_of_each(parts, source)
     return tuple(parts)
+
+
+def _check_one_of_each(parts: list[Part], source: str) -> None:
+    """Exactly one Doom Core, no name or number used twice, and the numbers (a part may have
+    none: a home-made card) running 1-N without a gap, a gap being what a part deleted by
+    mistake leaves. How many parts there are is the owner's: the engine plays any number."""
+    cores = [i for i, p in enumerate(parts) if p.core]
+    if not cores:
+        raise DataFileError(source, "$.parts",
+                            'no part has "core": true: exactly one part must (the Doom Core)')
+    if len(cores) > 1:
+        raise DataFileError(source, f"$.parts[{cores[1]}].core",
+                            f"a second Doom Core (the first is at $.parts[{cores[0]}]): "
+                            'exactly one part has "core": true')
+    names: dict[str, int] = {}
+    numbers: dict[int, int] = {}
+    for i, part in enumerate(parts):
+        if part.name in names:
+            raise DataFileError(source, f"$.parts[{i}].name",
+                                f"{as_json(part.name)} is the name of two parts "
+                                f"(also at $.parts[{names[part.name]}].name)")
+        names[part.name] = i
+        if part.number and part.number in numbers:
+            raise DataFileError(source, f"$.parts[{i}].number",
+                                f"{part.number} is used twice, also at "
+                                f"$.parts[{numbers[part.number]}]")
+        numbers.setdefault(part.number, i)
+    numbers.pop(0, None)
+    gaps = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+    if gaps:
+        raise DataFileError(source, "$.parts",
+                            f"no part has number {gaps[0]}: the parts are numbered "
+                            f"1-{max(numbers)} without a gap (a part left out by mistake? one "
+                            "left out on purpose takes its number with it: renumber the parts "
+                            "after it)")
 
 
 def player_from_json(doc: Any, source: str = "player_card.json") -> PlayerCard:

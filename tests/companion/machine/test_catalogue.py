@@ -138,7 +138,16 @@ def _set(path, value):
      "'amount' is a required property"),
     (_set(["parts", 4, "name"], ""), "$.parts[4].name", "should be non-empty"),
     (_set(["parts", 5, "id"], SHIPPED["parts"][0]["id"]), "$.parts[5].id", "duplicate part id"),
-    (_set(["parts", 0, "core"], True), "$.parts", "exactly one part"),
+    (_set(["parts", 0, "core"], True), "$.parts[11].core",
+     'a second Doom Core (the first is at $.parts[0]): exactly one part has "core": true'),
+    (lambda doc: doc["parts"][11].pop("core"), "$.parts",
+     'no part has "core": true: exactly one part must (the Doom Core)'),
+    (_set(["parts", 7, "number"], 5), "$.parts[7].number", "5 is used twice, also at $.parts[4]"),
+    (_set(["parts", 9, "name"], "Pulse Cannon"), "$.parts[9].name",
+     '"Pulse Cannon" is the name of two parts (also at $.parts[2].name)'),
+    (lambda doc: doc["parts"].pop(4), "$.parts",
+     "no part has number 5: the parts are numbered 1-16 without a gap (a part left out by "
+     "mistake? one left out on purpose takes its number with it: renumber the parts after it)"),
     (_set(["parts", 0, "track", 1], [{"icon": "damage_parts", "amount": 1, "target": "all"}]),
      "$.parts[0].track[1]", "destroyed effect, not a cycle track icon"),
 ])
@@ -148,6 +157,23 @@ def test_a_malformed_catalogue_names_file_path_and_rule(edit, json_path, rule):
     assert exc.value.file == "my-parts.json"
     assert exc.value.json_path == json_path
     assert rule in exc.value.rule
+
+
+@pytest.mark.parametrize("edit", [
+    lambda doc: doc["parts"].append({**copy.deepcopy(doc["parts"][2]), "id": "pulse-cannon-2",
+                                     "name": "Pulse Cannon Mk II", "number": 17}),
+    lambda doc: [doc["parts"].pop(i) for i in (15, 14)],
+    lambda doc: doc["parts"].insert(3, {k: v for k, v in doc["parts"][2].items() if k not in
+                                        ("number", "text")} | {"id": "home-made",
+                                                               "name": "Home-made Cannon"}),
+])
+def test_an_owner_may_add_or_leave_out_parts_and_numbers(edit):
+    """The rulebook's deck has 16 cards, but the engine plays any catalogue with a Doom Core
+    and one other part: an added card, the last ones left out, an unnumbered home-made card."""
+    doc = _broken(edit)
+    parts = parts_from_json(doc, "my-parts.json")
+    assert [p.id for p in parts] == [p["id"] for p in doc["parts"]]
+    assert sum(p.core for p in parts) == 1
 
 
 def test_a_malformed_file_on_disk_is_refused_with_its_path(tmp_path):
