@@ -464,9 +464,20 @@ def game_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
 @lru_cache(maxsize=4)
 def _load_familiars(path: str) -> dict[str, Familiar]:
     doc = load_validated(path, DATA_DIR / "familiars.schema.json")
-    out = {e["id"]: Familiar(e["id"], e["name"], e["cost"], e["kind"], e["text"]) for e in doc}
-    if sorted(out) != [f"F{n:02d}" for n in range(1, 10)]:
-        raise DataFileError(path, "$", "familiars F01-F09 must each appear once")
+    out: dict[str, Familiar] = {}
+    names: dict[str, int] = {}
+    for i, e in enumerate(doc):
+        if e["id"] in out:
+            first = next(k for k, other in enumerate(doc) if other["id"] == e["id"])
+            raise DataFileError(path, f"$[{i}].id",
+                                f"{as_json(e['id'])} is listed twice (also at $[{first}].id): "
+                                "familiars F01-F09 each appear once")
+        if e["name"] in names:
+            raise DataFileError(path, f"$[{i}].name",
+                                f"{as_json(e['name'])} is the name of two familiars "
+                                f"(also at $[{names[e['name']]}].name)")
+        names[e["name"]] = i
+        out[e["id"]] = Familiar(e["id"], e["name"], e["cost"], e["kind"], e["text"])
     return out
 
 

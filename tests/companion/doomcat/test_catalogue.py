@@ -176,6 +176,23 @@ def test_a_goals_file_edited_in_place_is_refused_by_the_command_line(tmp_path, m
                    "per_enclosure; the file gives per_ward\n")
 
 
+@pytest.mark.parametrize(("mutate", "path", "rule"), [
+    (lambda d: d[4].update(id="F03"), "$[4].id",
+     '"F03" is listed twice (also at $[2].id): familiars F01-F09 each appear once'),
+    (lambda d: d[6].update(name=d[1]["name"]), "$[6].name", "is the name of two familiars "
+     "(also at $[1].name)"),
+])
+def test_a_familiars_file_naming_a_card_twice_says_where(tmp_path, mutate, path, rule):
+    doc = json.loads((DATA_DIR / "familiars.json").read_text())
+    mutate(doc)
+    broken = tmp_path / "familiars.json"
+    broken.write_text(json.dumps(doc))
+    with pytest.raises(DataFileError) as exc:
+        _load_familiars(str(broken))
+    assert (exc.value.file, exc.value.json_path) == (str(broken), path)
+    assert rule in exc.value.rule
+
+
 def test_a_broken_familiars_file_is_refused(tmp_path):
     doc = json.loads((DATA_DIR / "familiars.json").read_text())
     doc[2]["kind"] = "sometimes"
