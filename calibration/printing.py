@@ -16,6 +16,7 @@ from typing import Any
 import cv2
 
 from calibration.pdf import crop_marks, pdf_bytes
+from companion.datafiles import write_whole
 from companion.errors import BadInput
 from vision.render.cardface import Text, card_face, face_items
 from vision.sigil.geometry import card_geometry
@@ -64,7 +65,8 @@ def write_card(layout: Any, out: str | Path) -> Path:
     Raises
     ------
     BadInput
-        For another extension or a folder that does not exist or is a file.
+        For another extension, a folder that does not exist or is a file, or a file that
+        cannot be written (the card is written whole or not at all: :func:`write_whole`).
     """
     out = Path(out)
     suffix = out.suffix.lower()
@@ -74,8 +76,5 @@ def write_card(layout: Any, out: str | Path) -> Path:
         problem = "is not a folder" if out.parent.exists() else "does not exist"
         raise BadInput(f"{out}: folder {out.parent} {problem}")
     data = card_pdf(layout) if suffix == ".pdf" else card_png(layout)
-    try:
-        out.write_bytes(data)
-    except OSError as exc:
-        raise BadInput(f"{out}: cannot write: {exc.strerror}") from None
+    write_whole(out, data)
     return out

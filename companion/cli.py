@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,27 +44,14 @@ def output_folder(path: str | Path) -> Path:
 
 def unlabel(folder: Path) -> None:
     """Remove ``folder/labels.json`` before a command writes new photos into ``folder``: until
-    its new labels are written (:func:`write_whole`), the folder is unlabelled, never labelled
-    with what describes other photos (a render stopped half-way)."""
+    its new labels are written (:func:`companion.datafiles.write_whole`), the folder is
+    unlabelled, never labelled with what describes other photos (a render stopped half-way)."""
     try:
         (folder / "labels.json").unlink(missing_ok=True)
     except IsADirectoryError:
         raise BadInput(f"{folder / 'labels.json'}: is a folder, not a file") from None
     except OSError as exc:
         raise BadInput(f"{folder / 'labels.json'}: cannot replace: {exc.strerror}") from None
-
-
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it, then
-    renamed over it (a failure or Ctrl-C leaves no half-written file)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _int_from(lowest: int) -> Callable[[str], int]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -116,6 +117,25 @@ def read_json(path: str | Path) -> Any:
     except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
     return parse_json(data, str(path))
+
+
+def write_whole(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` whole or not at all: into a
+    temporary file beside it, then renamed over it (a disk filling up, a failure or Ctrl-C
+    half-way leaves the file that was there, and no half-written one). A failure raises
+    :class:`BadInput` naming the file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def file_stamp(path: str | Path) -> tuple[int, int]:

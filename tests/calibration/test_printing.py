@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import errno
 import re
 import shutil
 import struct
 import subprocess
 import zlib
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -141,6 +143,24 @@ def test_write_card_by_extension(tmp_path, name, ok):
     else:
         with pytest.raises(BadInput, match=re.escape(str(out))):
             write_card(load_layout("A"), out)
+
+
+@pytest.mark.parametrize("name", ["card.pdf", "card.png"])
+def test_a_card_is_written_whole_or_not_at_all(tmp_path, monkeypatch, name):
+    """A disk filling up half-way leaves the card that was there, and no temporary file."""
+    out = tmp_path / name
+    out.write_bytes(b"the card printed last week")
+
+    def half_then_full(path, data):
+        with open(path, "wb") as f:
+            f.write(data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", half_then_full)
+    with pytest.raises(BadInput, match=re.escape(f"{out}: cannot write: No space left on device")):
+        write_card(load_layout("A"), out)
+    assert out.read_bytes() == b"the card printed last week"
+    assert [p.name for p in tmp_path.iterdir()] == [name]
 
 
 @pytest.mark.parametrize(("out", "message"), [
