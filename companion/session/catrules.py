@@ -73,6 +73,12 @@ class EngineRules:
             raise EngineMissing("the Doom Cat rules engine is not installed yet "
                                 f"({exc.name or exc})") from exc
         self.g, self.cat, self.layouts = game, catalogue, layouts
+        # read now, when the server starts: a broken file makes Doom Cat unavailable, saying
+        # why (DataFileError), instead of every request failing later
+        catalogue.goals()
+        catalogue.familiars()
+        for name in layouts.BUILTIN:
+            layouts.load_layout(name)
 
     def _names(self, game: Any) -> list[str]:
         return [p.name for p in game.players]

@@ -3,8 +3,12 @@
 A session speaks to an engine through an :class:`EngineAdapter`: the adapter turns the
 session's events (readings and clicks, the vocabulary stored in the games' log) into calls to a
 pure rules engine, and its state into the JSON view the dashboard shows. An engine that is not
-installed (its package failed to import) is replaced by an :class:`Unavailable` marker whose
-``reason`` the page shows instead of breaking.
+installed (its package failed to import), or whose card catalogue (goals, familiars, sigil
+layouts A-D, machine parts, player card) is refused on loading, is replaced by an
+:class:`Unavailable` marker whose ``reason`` (for a data file: the file, the JSON path and the
+rule broken) the page and ``/api/status`` show instead of breaking: the other game plays on.
+An adapter reads its catalogue when it is made, when the server starts; the catalogue is kept
+for the server's life, so an edit takes effect (or is refused) at the next start.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from companion.errors import BadInput
 
 
 class Refused(Exception):
@@ -91,7 +97,7 @@ def load_engine(kind: str) -> EngineAdapter | Unavailable:
     try:
         module = importlib.import_module(module_name)
         return getattr(module, cls_name)()
-    except EngineMissing as exc:
+    except (EngineMissing, BadInput) as exc:   # BadInput: a broken catalogue (DataFileError)
         return Unavailable(kind, title, str(exc))
     except ImportError as exc:
         return Unavailable(kind, title, f"the {title} rules engine is not installed yet "

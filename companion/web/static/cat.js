@@ -509,7 +509,7 @@
     if ($("setup-campaign") && campaignsSeen !== gamesVersion) refreshCampaigns();
     $("unavailable").hidden = !!engine.available && !p.problem;
     if (!engine.available) {
-      $("unavailable").replaceChildren(h("h3", {}, "Doom Cat is not available yet"), h("p", {}, engine.reason || ""),
+      $("unavailable").replaceChildren(h("h3", {}, "Doom Cat is not available"), h("p", {}, engine.reason || ""),
         h("p", { class: "muted" }, "The live view and the other game still work."));
       $("app").replaceChildren();
       return;

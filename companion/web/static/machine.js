@@ -247,7 +247,7 @@
     $("roll-area-hint").hidden = !rollAreaWanted || !source || source === "none";
     $("unavailable").hidden = !!engine.available && !p.problem;
     if (!engine.available) {
-      $("unavailable").replaceChildren(h("h3", {}, "Doom Machine is not available yet"), h("p", {}, engine.reason || ""),
+      $("unavailable").replaceChildren(h("h3", {}, "Doom Machine is not available"), h("p", {}, engine.reason || ""),
         h("p", { class: "muted" }, "The live view and the other game still work."));
       $("app").replaceChildren();
       return;

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import pytest
 
+from companion.datafiles import DATA_DIR
+from companion.machine.catalogue import _default
 from companion.web import WebConfig, create_app
 
 from .conftest import counter_hub
@@ -422,3 +425,46 @@ def test_a_locked_or_damaged_database_is_503_naming_the_file(client, app, tmp_pa
     other.execute("ROLLBACK")
     other.close()
     assert client.post(f"/api/games/{gid}/undo", json={}).status_code == 200
+
+
+def _broken_goals(tmp_path, monkeypatch):
+    doc = json.loads((DATA_DIR / "goals.json").read_text())
+    doc[11]["tier"] = 3
+    broken = tmp_path / "goals.json"
+    broken.write_text(json.dumps(doc))
+    monkeypatch.setattr("companion.doomcat.catalogue.GOALS_FILE", broken)
+    return "cat", (f"{broken}: at $[11].tier: goal 12 is a tier 2 goal (tier 2 holds goals "
+                   "10-18), the file says 3")
+
+
+def _broken_parts(tmp_path, monkeypatch):
+    doc = json.loads((DATA_DIR / "machine" / "parts.json").read_text())
+    doc["parts"][7]["number"] = 5
+    broken = tmp_path / "parts.json"
+    broken.write_text(json.dumps(doc))
+    monkeypatch.setattr("companion.machine.catalogue.PARTS_FILE", broken)
+    monkeypatch.setattr("companion.machine.catalogue._default", cache(_default.__wrapped__))
+    return "machine", f"{broken}: at $.parts[7].number: 5 is used twice, also at $.parts[4]"
+
+
+@pytest.mark.parametrize("break_it", [_broken_goals, _broken_parts])
+def test_a_broken_catalogue_makes_its_game_unavailable_saying_why(tmp_path, monkeypatch,
+                                                                   break_it):
+    """The dashboard starts with the game whose data file is broken unavailable, the reason
+    (file, JSON path, rule) on the status and on every request for that game; the other game
+    plays."""
+    kind, reason = break_it(tmp_path, monkeypatch)
+    app = create_app(WebConfig(db_path=tmp_path / "g.sqlite", source="none", live=False))
+    try:
+        client = app.test_client()
+        engines = client.get("/api/status").json["engines"]
+        title = {"cat": "Doom Cat", "machine": "Doom Machine"}[kind]
+        assert engines[kind] == {"available": False, "title": title, "reason": reason}
+        other = "machine" if kind == "cat" else "cat"
+        assert engines[other]["available"]
+        res = client.post("/api/games", json={"kind": kind, "setup": {}})
+        assert res.status_code == 503 and res.json["error"] == reason
+        assert client.get(f"/api/catalogue/{kind}").json == {}   # as for an engine missing
+        assert client.get(f"/{kind}").status_code == 200
+    finally:
+        app.extensions["doom"].close()
