@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import socket
+import sys
 from collections.abc import Callable
 
 from companion.errors import BadInput
@@ -53,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         runtime.live.start()
         print(f"Doom Companion: http://localhost:{args.port}/   "
               f"(games in {config.db_path})", flush=True)
+        for engine in runtime.hub.engine_status().values():
+            if not engine["available"]:   # e.g. a catalogue refused: file, JSON path, rule
+                print(f"doomcompanion: {engine['title']} is not available: {engine['reason']}",
+                      file=sys.stderr, flush=True)
         if config.token:
             where = args.host if args.host not in ("0.0.0.0", "::") else socket.gethostname()
             print(f"Other devices: open http://{where}:{args.port}/?token={config.token} once "

@@ -137,3 +137,33 @@ def test_a_page_left_open_does_not_hold_the_server_at_ctrl_c(tmp_path):
     res.close()
     assert proc.returncode == 0
     assert "still running" not in err, err
+
+
+def test_serve_says_on_its_terminal_which_game_a_broken_catalogue_keeps_off(tmp_path,
+                                                                            monkeypatch, capsys):
+    """The owner who edited goals.json started the server from a terminal: the reason is
+    said there too, and the server runs with the other game."""
+    import waitress
+
+    from companion.cli import main
+    from companion.datafiles import DATA_DIR
+
+    doc = json.loads((DATA_DIR / "goals.json").read_text())
+    doc[11]["tier"] = 3
+    broken = tmp_path / "goals.json"
+    broken.write_text(json.dumps(doc))
+    monkeypatch.setattr("companion.doomcat.catalogue.GOALS_FILE", broken)
+
+    class Server:   # stands for waitress's: "runs" until Ctrl-C at once
+        def run(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(waitress, "create_server", lambda *a, **k: Server())
+    monkeypatch.setattr("companion.commands.serve._stop_on_signals", lambda end: None)
+    port = free_port()
+    assert main(["serve", "--port", str(port), "--db", str(tmp_path / "g.sqlite"),
+                 "--source", "none"]) == 0
+    out, err = capsys.readouterr()
+    assert f"http://localhost:{port}/" in out
+    assert err == (f"doomcompanion: Doom Cat is not available: {broken}: at $[11].tier: goal 12 "
+                   "is a tier 2 goal (tier 2 holds goals 10-18), the file says 3\n")
