@@ -42,7 +42,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from companion.datafiles import DATA_DIR, file_stamp, load_validated
+from companion.datafiles import DATA_DIR, as_json, file_stamp, load_validated
 from companion.errors import BadInput, DataFileError
 
 LAYOUTS_DIR = DATA_DIR / "layouts"
@@ -334,7 +334,12 @@ def load_layout(name_or_path: str | os.PathLike[str]) -> Layout:
     text = os.fspath(name_or_path)
     if text.upper() in BUILTIN:
         path = LAYOUTS_DIR / f"{text.upper()}.json"
-        return _load_file(str(path), None, file_stamp(path))
+        layout = _load_file(str(path), None, file_stamp(path))
+        if layout.name != text.upper():
+            raise DataFileError(str(path), "$.name",
+                                f"{as_json(layout.name)} is another design's name: this file "
+                                f"is sigil design {as_json(text.upper())}")
+        return layout
     registered = _registered()
     if text in registered:
         path = registered[text]

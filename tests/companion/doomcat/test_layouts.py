@@ -199,6 +199,17 @@ def test_broken_layouts_name_file_path_and_rule(tmp_path, mutate, json_path, rul
     assert rule in exc.value.rule
 
 
+def test_a_shipped_design_whose_file_names_another_is_refused(tmp_path, monkeypatch):
+    """A.json is design A: a file naming itself B (a copy edited from B.json) would make
+    'layouts' list B twice and games on card A be drawn on B's name."""
+    (tmp_path / "A.json").write_text(json.dumps(_mutated(_set(["name"], "B"))))
+    monkeypatch.setattr("companion.doomcat.layouts.LAYOUTS_DIR", tmp_path)
+    with pytest.raises(DataFileError) as exc:
+        load_layout("a")
+    assert (exc.value.file, exc.value.json_path) == (str(tmp_path / "A.json"), "$.name")
+    assert exc.value.rule == '"B" is another design\'s name: this file is sigil design "A"'
+
+
 @pytest.mark.parametrize(("size", "rule"), [
     ("[Infinity, Infinity]", "Infinity is not a number JSON allows"),
     ("[88, NaN]", "NaN is not a number JSON allows"),
