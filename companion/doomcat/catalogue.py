@@ -31,7 +31,7 @@ from typing import Any
 
 from companion.datafiles import DATA_DIR, as_json, load_validated
 from companion.doomcat.geometry import QUADRANTS, Drawing, longest_simple_loop, quadrant
-from companion.doomcat.layouts import BUILTIN, Layout
+from companion.doomcat.layouts import BUILTIN, Layout, load_layout
 from companion.errors import BadInput, DataFileError
 from vision.readings import TopBox
 
@@ -351,11 +351,23 @@ class Familiar:
                 "text": self.text}
 
 
-def _check_examples(examples: list[dict[str, Any]], number: int, source: str,
-                    where: str) -> None:
+def _units(number: int, params: dict[str, Any], example: dict[str, Any]) -> int:
+    """What goal ``number``'s rule counts on an example's drawing: its points with every point
+    value (``per_*``, ``*_per_point``) set to 1, as the example's ``count`` says."""
+    top = [None if b is None else TopBox(b["value"], b["circled"])
+           for b in example.get("top", [None] * 7)]
+    sigil = Sigil(load_layout(example["layout"]), example["lines"], example["crossed"], top)
+    unit = {k: 1 if k.startswith("per_") or k.endswith("_per_point") else v
+            for k, v in params.items()}
+    return math.floor(RULES[number](sigil, unit))
+
+
+def _check_examples(examples: list[dict[str, Any]], number: int, params: dict[str, Any],
+                    source: str, where: str) -> None:
     """What the schema cannot say of a goal's examples: each is drawn on a sigil design A-D,
-    its lines join two different candles, and there is an allowed one that scores (count 1 at
-    least) and a not-allowed one."""
+    its lines join two different candles, its ``count`` is what the rule counts on it, and
+    there is an allowed one that scores (count 1 at least) and a not-allowed one, counting
+    less than every allowed one."""
     for k, example in enumerate(examples):
         if str(example["layout"]).upper() not in BUILTIN:
             raise DataFileError(source, f"{where}[{k}].layout",
@@ -368,10 +380,21 @@ def _check_examples(examples: list[dict[str, Any]], number: int, source: str,
         if example["allowed"] and example["count"] < 1:
             raise DataFileError(source, f"{where}[{k}].count",
                                 "an allowed example scores: its count is at least 1")
+        units = _units(number, params, example)
+        if units != example["count"]:
+            raise DataFileError(source, f"{where}[{k}].count",
+                                f"goal {number}'s rule counts {units} on this drawing, the "
+                                f"file says {example['count']}")
     for allowed, word in ((True, "allowed"), (False, "not-allowed")):
         if not any(e["allowed"] is allowed for e in examples):
             raise DataFileError(source, where,
                                 f"goal {number} has no {word} example: give one of each")
+    least = min((e["count"], k) for k, e in enumerate(examples) if e["allowed"])
+    for k, example in enumerate(examples):
+        if not example["allowed"] and example["count"] >= least[0]:
+            raise DataFileError(source, f"{where}[{k}].count",
+                                "a not-allowed example counts less than the allowed ones: "
+                                f"{example['count']}, as much as {where}[{least[1]}]")
 
 
 @lru_cache(maxsize=4)
@@ -406,7 +429,7 @@ def _load_goals(path: str) -> dict[int, Goal]:
                                 f"{as_json(entry['name'])} is the name of two goals "
                                 f"(also at $[{names[entry['name']]}].name)")
         names[entry["name"]] = i
-        _check_examples(entry["examples"], number, path, f"$[{i}].examples")
+        _check_examples(entry["examples"], number, params, path, f"$[{i}].examples")
         if any(k.startswith("per_") and v != int(v) for k, v in params.items()):
             text += " Round the total down."
         out[number] = Goal(number, entry["name"], entry["tier"], text, dict(params),

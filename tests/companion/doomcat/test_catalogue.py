@@ -149,6 +149,14 @@ def test_score_sigil_subtracts_the_familiar_cost():
      "$[9].examples", "goal 10 has no allowed example: give one of each"),
     (lambda d: [e.update(count=0) for e in d[13]["examples"] if e["allowed"]],
      "$[13].examples[0].count", "an allowed example scores: its count is at least 1"),
+    (lambda d: d[0]["examples"][0].update(count=2), "$[0].examples[0].count",
+     "goal 1's rule counts 1 on this drawing, the file says 2"),
+    (lambda d: d[15]["examples"][1].update(lines=d[15]["examples"][0]["lines"]),
+     "$[15].examples[1].count", "goal 16's rule counts 73 on this drawing, the file says 22"),
+    (lambda d: d[18]["examples"][1].update(lines=d[18]["examples"][0]["lines"], count=2018),
+     "$[18].examples[1].count",
+     "a not-allowed example counts less than the allowed ones: 2018, as much as "
+     "$[18].examples[0]"),
 ])
 def test_a_broken_goals_file_names_file_path_and_rule(tmp_path, mutate, path, rule):
     doc = json.loads((DATA_DIR / "goals.json").read_text())
