@@ -138,7 +138,9 @@ class PhotoConditions:
     specular blob (0 = none); ``shadow``: darkness of a cast shadow (0 = none); ``hand``: a hand
     over part of the card; ``defocus_px``: Gaussian sigma; ``motion_px``: motion-blur length;
     ``noise``: sensor noise sigma (grey levels); ``jpeg_quality``: for the saved file;
-    ``background``: one of :data:`BACKGROUNDS`.
+    ``background``: one of :data:`BACKGROUNDS`; ``keep_in_view``: the card is moved (and
+    shrunk) until it is wholly in the frame (the default); when False it is put at ``center``
+    with ``fill`` as given, so that part of it may lie outside the frame (labelled hidden).
     """
 
     tilt_deg: float = 0.0
@@ -158,6 +160,7 @@ class PhotoConditions:
     noise: float = 0.0
     jpeg_quality: int = 90
     background: str = "wood"
+    keep_in_view: bool = True
 
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -645,6 +648,13 @@ def _pose(geom: CardGeometry, c: PhotoConditions) -> np.ndarray:
     pts3 = local @ _rotation(c.tilt_deg, c.tilt_dir_deg, c.rotation_deg).T
     f = c.focal_px
     fill = c.fill
+    if not c.keep_in_view:
+        # the card's centre at ``center``, its area ``fill`` of the frame's: it may run out
+        z = 1000.0
+        area = cv2.contourArea(_project(pts3, f, np.array([0, 0, z])).astype(np.float32))
+        z *= math.sqrt(area / (fill * FRAME_W * FRAME_H))
+        want = (np.array(c.center) - 0.5) * np.array([FRAME_W, FRAME_H])
+        return _project(pts3, f, np.array([want[0] * z / f, want[1] * z / f, z]))
     margin = 8.0
     for _ in range(60):
         # Distance for the wanted area share (area scales as 1/z^2).
@@ -904,12 +914,14 @@ def photograph(card: CardImage, rng: np.random.Generator,
             (0.5 + shot)
     out = np.clip(frame, 0, 255).astype(np.uint8)
 
-    # What is hidden, in rectified-card pixels: the hand, and glare strong enough to wash ink out.
+    # What is hidden, in rectified-card pixels: the hand, glare strong enough to wash ink out,
+    # and whatever lies outside the frame (a card wholly in view keeps 8 px from its edges).
     hidden_frame = np.maximum((hand > 0.3).astype(np.float32),
                               (glare_map > 0.8).astype(np.float32))
     ch, cw = card.image.shape[:2]
     hidden = cv2.warpPerspective(hidden_frame, np.linalg.inv(to_px), (cw, ch),
-                                 flags=cv2.INTER_NEAREST)
+                                 flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT,
+                                 borderValue=1.0)
     info = PhotoInfo(card_corners_px=quad, homography=hom,
                      hidden=(hidden > 0.5).astype(np.uint8) * 255, conditions=c)
     return out, info
@@ -1030,7 +1042,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _FIXABLE = {
     PhotoConditions: ("tilt_deg", "tilt_dir_deg", "rotation_deg", "fill", "center", "focal_px",
                       "light", "warmth", "exposure", "glare", "shadow", "hand", "defocus_px",
-                      "motion_px", "noise", "jpeg_quality", "background"),
+                      "motion_px", "noise", "jpeg_quality", "background", "keep_in_view"),
     InkStyle: ("pen_color", "width_mm", "opacity", "wobble_mm", "curve", "cross_style",
                "ghost_opacity", "ghost_color", "ghost_marks", "smudges"),
 }
