@@ -140,7 +140,10 @@ class PhotoConditions:
     ``noise``: sensor noise sigma (grey levels); ``jpeg_quality``: for the saved file;
     ``background``: one of :data:`BACKGROUNDS`; ``keep_in_view``: the card is moved (and
     shrunk) until it is wholly in the frame (the default); when False it is put at ``center``
-    with ``fill`` as given, so that part of it may lie outside the frame (labelled hidden).
+    with ``fill`` as given, so that part of it may lie outside the frame (labelled hidden);
+    ``second_card``: another blank card (a printed face of the same layout, the next design)
+    lying over this one, shifted by that many of the card's widths and heights along its
+    sides ((0, 0): none); what it covers is labelled hidden.
     """
 
     tilt_deg: float = 0.0
@@ -161,6 +164,7 @@ class PhotoConditions:
     jpeg_quality: int = 90
     background: str = "wood"
     keep_in_view: bool = True
+    second_card: tuple[float, float] = (0.0, 0.0)
 
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -839,6 +843,25 @@ def photograph(card: CardImage, rng: np.random.Generator,
     a3 = walpha[..., None]
     frame = frame * (1 - a3) + warped.astype(np.float32) * a3
 
+    # Another card lying over this one (no random draws: the seed's other draws stay as they are).
+    over = np.zeros((FRAME_H, FRAME_W), np.float32)
+    if any(c.second_card):
+        face = card_face(geom, "printed", (card.style.design + 1) % 4, ppm)
+        shift = c.second_card[0] * (quad[1] - quad[0]) + c.second_card[1] * (quad[3] - quad[0])
+        hom2 = cv2.getPerspectiveTransform(src_mm, (quad + shift).astype(np.float32))
+        to_px2 = hom2 @ np.diag([1 / ppm, 1 / ppm, 1.0])
+        face_img = np.asarray(face.image)
+        if ratio > 1.2:
+            face_img = cv2.GaussianBlur(face_img, (0, 0), 0.42 * ratio)
+        warped2 = cv2.warpPerspective(face_img, to_px2, (FRAME_W, FRAME_H),
+                                      flags=cv2.INTER_LINEAR).astype(np.float32)
+        over = cv2.warpPerspective(np.asarray(face.alpha, np.float32) / 255.0, to_px2,
+                                   (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
+        drop2 = np.roll(cv2.GaussianBlur(over, (0, 0), 3.0 + 0.2 * frame_ppm), (3, 1), (0, 1))
+        frame *= (1 - 0.45 * drop2 * (1 - over))[..., None]
+        frame = frame * (1 - over[..., None]) + warped2 * over[..., None]
+        walpha = np.maximum(walpha, over)
+
     # Glare: a soft elongated specular blob on the laminate (screen blend).
     glare_map = np.zeros((FRAME_H, FRAME_W), np.float32)
     if c.glare > 0:
@@ -916,7 +939,7 @@ def photograph(card: CardImage, rng: np.random.Generator,
 
     # What is hidden, in rectified-card pixels: the hand, glare strong enough to wash ink out,
     # and whatever lies outside the frame (a card wholly in view keeps 8 px from its edges).
-    hidden_frame = np.maximum((hand > 0.3).astype(np.float32),
+    hidden_frame = np.maximum((np.maximum(hand, over) > 0.3).astype(np.float32),
                               (glare_map > 0.8).astype(np.float32))
     ch, cw = card.image.shape[:2]
     hidden = cv2.warpPerspective(hidden_frame, np.linalg.inv(to_px), (cw, ch),
@@ -1042,7 +1065,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _FIXABLE = {
     PhotoConditions: ("tilt_deg", "tilt_dir_deg", "rotation_deg", "fill", "center", "focal_px",
                       "light", "warmth", "exposure", "glare", "shadow", "hand", "defocus_px",
-                      "motion_px", "noise", "jpeg_quality", "background", "keep_in_view"),
+                      "motion_px", "noise", "jpeg_quality", "background", "keep_in_view",
+                      "second_card"),
     InkStyle: ("pen_color", "width_mm", "opacity", "wobble_mm", "curve", "cross_style",
                "ghost_opacity", "ghost_color", "ghost_marks", "smudges"),
 }

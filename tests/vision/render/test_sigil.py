@@ -332,3 +332,40 @@ def test_a_card_kept_in_view_reports_no_share_out_of_view(tmp_path):
                           scene={"center": (1.0, 0.5), "fill": 0.3, "keep_in_view": False})
     assert all(0.3 < e["conditions"]["out_of_view"] < 0.7 for e in out)
     assert all(e["sigil"]["unknown"] for e in out)
+
+
+@pytest.mark.parametrize("shift", [(0.6, 0.0), (-0.5, -0.5), (0.3, 0.7)])
+def test_a_second_card_over_the_first_hides_what_it_covers(shift):
+    """``second_card``: a blank card lying over the drawn one, shifted by that many of its
+    widths and heights; the candles under it are labelled hidden, those far from it are not,
+    and every other draw of the seed is as without it."""
+    layout = load_layout("A")
+    geom = card_geometry(layout)
+    base = dict(hand=False, glare=0.0, fill=0.2, tilt_deg=0.0, rotation_deg=0.0)
+    plain, plain_label, _, _ = render_photo(layout, STATE, np.random.default_rng(8),
+                                            conditions=sample_conditions(
+                                                np.random.default_rng(9), **base))
+    frame, label, info, _ = render_photo(layout, STATE, np.random.default_rng(8),
+                                         conditions=sample_conditions(
+                                             np.random.default_rng(9), second_card=shift,
+                                             **base))
+    assert plain_label.unknown == ()
+    w, h = geom.size_mm
+    sx, sy = shift[0] * w, shift[1] * h
+    for i, c in enumerate(geom.candles):
+        x, y = c.center
+        # distance (mm) from the candle's centre into the second card's rectangle
+        inside = sx + 2 <= x - 1.5 * c.radius and x + 1.5 * c.radius <= sx + w - 2 \
+            and sy + 2 <= y - 1.5 * c.radius and y + 1.5 * c.radius <= sy + h - 2
+        outside = x + 1.5 * c.radius < sx - 2 or x - 1.5 * c.radius > sx + w + 2 \
+            or y + 1.5 * c.radius < sy - 2 or y - 1.5 * c.radius > sy + h + 2
+        if inside:
+            assert f"candle {i}" in label.unknown
+        elif outside:
+            assert f"candle {i}" not in label.unknown
+    assert any(u.startswith("candle") for u in label.unknown)
+    # the photo differs where the second card lies, and not far from both cards
+    at = cv2.perspectiveTransform(np.array([[[sx + w / 2, sy + h / 2]]]), info.homography)[0, 0]
+    x, y = int(np.clip(at[0], 0, 1279)), int(np.clip(at[1], 0, 719))
+    assert np.abs(frame[y, x].astype(int) - plain[y, x].astype(int)).max() > 0 or \
+        not (0 <= at[0] < 1280 and 0 <= at[1] < 720)
