@@ -106,7 +106,18 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]],
         "noise": round(c.noise, 2),
         "background": c.background,
         "jpeg_quality": c.jpeg_quality,
+        # share of the card's area outside the frame (only for a card allowed to run out)
+        **({} if c.keep_in_view else {"out_of_view": _out_of_view(info.card_corners_px)}),
     }
+
+
+def _out_of_view(corners: np.ndarray) -> float:
+    """Share of the quadrilateral ``corners`` (frame px) outside the 1280x720 frame."""
+    quad = np.asarray(corners, np.float32).reshape(-1, 2)
+    area = float(cv2.contourArea(quad))
+    inside, _ = cv2.intersectConvexConvex(
+        quad, np.array([[0, 0], [1280, 0], [1280, 720], [0, 720]], np.float32))
+    return round(1.0 - float(inside) / area, 3) if area > 0 else 1.0
 
 
 def _label_names(layouts: list[Any]) -> tuple[list[str | None], dict[str, Any]]:

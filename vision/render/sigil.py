@@ -138,7 +138,12 @@ class PhotoConditions:
     specular blob (0 = none); ``shadow``: darkness of a cast shadow (0 = none); ``hand``: a hand
     over part of the card; ``defocus_px``: Gaussian sigma; ``motion_px``: motion-blur length;
     ``noise``: sensor noise sigma (grey levels); ``jpeg_quality``: for the saved file;
-    ``background``: one of :data:`BACKGROUNDS`.
+    ``background``: one of :data:`BACKGROUNDS`; ``keep_in_view``: the card is moved (and
+    shrunk) until it is wholly in the frame (the default); when False it is put at ``center``
+    with ``fill`` as given, so that part of it may lie outside the frame (labelled hidden);
+    ``second_card``: another blank card (a printed face of the same layout, the next design)
+    lying over this one, shifted by that many of the card's widths and heights along its
+    sides ((0, 0): none); what it covers is labelled hidden.
     """
 
     tilt_deg: float = 0.0
@@ -158,6 +163,8 @@ class PhotoConditions:
     noise: float = 0.0
     jpeg_quality: int = 90
     background: str = "wood"
+    keep_in_view: bool = True
+    second_card: tuple[float, float] = (0.0, 0.0)
 
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -645,6 +652,13 @@ def _pose(geom: CardGeometry, c: PhotoConditions) -> np.ndarray:
     pts3 = local @ _rotation(c.tilt_deg, c.tilt_dir_deg, c.rotation_deg).T
     f = c.focal_px
     fill = c.fill
+    if not c.keep_in_view:
+        # the card's centre at ``center``, its area ``fill`` of the frame's: it may run out
+        z = 1000.0
+        area = cv2.contourArea(_project(pts3, f, np.array([0, 0, z])).astype(np.float32))
+        z *= math.sqrt(area / (fill * FRAME_W * FRAME_H))
+        want = (np.array(c.center) - 0.5) * np.array([FRAME_W, FRAME_H])
+        return _project(pts3, f, np.array([want[0] * z / f, want[1] * z / f, z]))
     margin = 8.0
     for _ in range(60):
         # Distance for the wanted area share (area scales as 1/z^2).
@@ -829,6 +843,25 @@ def photograph(card: CardImage, rng: np.random.Generator,
     a3 = walpha[..., None]
     frame = frame * (1 - a3) + warped.astype(np.float32) * a3
 
+    # Another card lying over this one (no random draws: the seed's other draws stay as they are).
+    over = np.zeros((FRAME_H, FRAME_W), np.float32)
+    if any(c.second_card):
+        face = card_face(geom, "printed", (card.style.design + 1) % 4, ppm)
+        shift = c.second_card[0] * (quad[1] - quad[0]) + c.second_card[1] * (quad[3] - quad[0])
+        hom2 = cv2.getPerspectiveTransform(src_mm, (quad + shift).astype(np.float32))
+        to_px2 = hom2 @ np.diag([1 / ppm, 1 / ppm, 1.0])
+        face_img = np.asarray(face.image)
+        if ratio > 1.2:
+            face_img = cv2.GaussianBlur(face_img, (0, 0), 0.42 * ratio)
+        warped2 = cv2.warpPerspective(face_img, to_px2, (FRAME_W, FRAME_H),
+                                      flags=cv2.INTER_LINEAR).astype(np.float32)
+        over = cv2.warpPerspective(np.asarray(face.alpha, np.float32) / 255.0, to_px2,
+                                   (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
+        drop2 = np.roll(cv2.GaussianBlur(over, (0, 0), 3.0 + 0.2 * frame_ppm), (3, 1), (0, 1))
+        frame *= (1 - 0.45 * drop2 * (1 - over))[..., None]
+        frame = frame * (1 - over[..., None]) + warped2 * over[..., None]
+        walpha = np.maximum(walpha, over)
+
     # Glare: a soft elongated specular blob on the laminate (screen blend).
     glare_map = np.zeros((FRAME_H, FRAME_W), np.float32)
     if c.glare > 0:
@@ -904,12 +937,14 @@ def photograph(card: CardImage, rng: np.random.Generator,
             (0.5 + shot)
     out = np.clip(frame, 0, 255).astype(np.uint8)
 
-    # What is hidden, in rectified-card pixels: the hand, and glare strong enough to wash ink out.
-    hidden_frame = np.maximum((hand > 0.3).astype(np.float32),
+    # What is hidden, in rectified-card pixels: the hand, glare strong enough to wash ink out,
+    # and whatever lies outside the frame (a card wholly in view keeps 8 px from its edges).
+    hidden_frame = np.maximum((np.maximum(hand, over) > 0.3).astype(np.float32),
                               (glare_map > 0.8).astype(np.float32))
     ch, cw = card.image.shape[:2]
     hidden = cv2.warpPerspective(hidden_frame, np.linalg.inv(to_px), (cw, ch),
-                                 flags=cv2.INTER_NEAREST)
+                                 flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT,
+                                 borderValue=1.0)
     info = PhotoInfo(card_corners_px=quad, homography=hom,
                      hidden=(hidden > 0.5).astype(np.uint8) * 255, conditions=c)
     return out, info
@@ -1030,7 +1065,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _FIXABLE = {
     PhotoConditions: ("tilt_deg", "tilt_dir_deg", "rotation_deg", "fill", "center", "focal_px",
                       "light", "warmth", "exposure", "glare", "shadow", "hand", "defocus_px",
-                      "motion_px", "noise", "jpeg_quality", "background"),
+                      "motion_px", "noise", "jpeg_quality", "background", "keep_in_view",
+                      "second_card"),
     InkStyle: ("pen_color", "width_mm", "opacity", "wobble_mm", "curve", "cross_style",
                "ghost_opacity", "ghost_color", "ghost_marks", "smudges"),
 }

@@ -64,6 +64,7 @@ class CardMaps:
     spread_px: int = 1
     px_per_mm: float = 4.0
     norm: np.ndarray | None = None  # the light-normalised photo (float32 BGR), when kept
+    outside: np.ndarray | None = None  # card pixels outside the photo (None: none are)
 
     @property
     def level(self) -> float:
@@ -450,4 +451,5 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     blind = _blind(ref, spread_px)
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
                     rectified=rect, cover_in=cover_in if keep_cover_input else None,
-                    ref=ref, spread_px=spread_px, px_per_mm=px_per_mm, norm=norm)
+                    ref=ref, spread_px=spread_px, px_per_mm=px_per_mm, norm=norm,
+                    outside=None if valid.all() else ~valid)

@@ -111,6 +111,10 @@ class PoseConfig:
     recover_completions: int = 18   # ... and the best-ranked completions given a coarse pass
     recover_inliers: int = 24       # patches agreeing, for a pose whose whole-card match the
     recover_min_match: float = 0.1  # hand spoils below min_match (but not below this)
+    # when an outline runs along the frame's edge (a card partly out of view) the part in view
+    # may fit the blank card turned half round nearly as well as the right way (the whole
+    # card's correlation 0.20 against 0.198 on one photo): its candles must fit better
+    cut_min_candle_match: float = 0.55
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -621,7 +625,8 @@ class _Outline:
 
 def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.02,
                   max_area: float = 0.9, limit: int = 5, limit_broken: int = 3,
-                  min_support: float = 0.5, work_px: int = 640) -> list[_Outline]:
+                  min_support: float = 0.5, work_px: int = 640,
+                  cut: list[np.ndarray] | None = None) -> list[_Outline]:
     """Candidate card outlines in a BGR image (:class:`_Outline`: quadrilaterals (4, 2) px in
     clockwise order starting at the top-left-most corner, :func:`_order_clockwise`), largest
     first, convex, not the frame of the image, whose long/short side ratio fits the card seen
@@ -629,7 +634,10 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
     ``min_area`` and ``max_area`` bound their share of the image. Then up to ``limit_broken``
     quadrilaterals pieced from the straight runs of broken outlines (:func:`_segment_quads`,
     at least ``min_support`` of their perimeter seen). Works on a copy at most 640 px wide
-    (speed); the orientation is left to the caller."""
+    (speed); the orientation is left to the caller.
+    ``cut``: a list that receives (up to ``limit``) the quadrilaterals left out because two of
+    their corners lie on the image's border: a card running out of the frame, whose outline
+    runs along the frame's edge on that side (full-image px, clockwise)."""
     small, scale = _work_copy(image, work_px)
     sh, sw = small.shape[:2]
     ratio_card = max(geom.size_mm) / min(geom.size_mm)
@@ -677,6 +685,10 @@ def outline_quads(image: np.ndarray, geom: CardGeometry, *, min_area: float = 0.
             on_edge = ((quad[:, 0] < 3) | (quad[:, 0] > sw - 4) | (quad[:, 1] < 3)
                        | (quad[:, 1] > sh - 4)).sum()
             if on_edge >= 2:
+                if cut is not None and len(cut) < limit:
+                    q = _order_clockwise(np.asarray(quad / scale, np.float32))
+                    if not any(_same_quad(q, o, 8) for o in cut):
+                        cut.append(q.astype(np.float64))
                 continue
             if not _ratio(quad) <= ratio_card * 1.9:
                 continue
@@ -1123,7 +1135,8 @@ def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
     (:func:`line_quads`: a hand across the card joins it in every mask) and the outlines
     again, every rotation of each tried; when none fits either, the card is recovered from
     them (:func:`_recover`: a hand hides part of the outline) or the photo refused."""
-    outlines = outline_quads(photo.bgr, geom)
+    cut: list[np.ndarray] = []
+    outlines = outline_quads(photo.bgr, geom, cut=cut)
     try:
         return _pose_from_quads(photo, geom, refs, cfg, outlines)
     except NoCard as exc:
@@ -1138,9 +1151,9 @@ def _find_by_outline(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
         else:
             return pose, which, [*notes,
                                  "card found by the straight runs of its edges (outline broken)"]
-    if not (cfg.recover and (more or outlines)):
+    if not (cfg.recover and (more or outlines or cut)):
         raise first
-    found = _recover(photo, geom, refs, cfg, more + [o.quad for o in outlines])
+    found = _recover(photo, geom, refs, cfg, more + [o.quad for o in outlines], cut)
     if found is None:
         raise NoCard(f"{first}; nor does any candidate outline with a side or corner hidden "
                      "register with the blank card") from None
@@ -1190,7 +1203,8 @@ def _completions(quad: np.ndarray, geom: CardGeometry,
 
 
 def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg: PoseConfig,
-             quads: Sequence[np.ndarray]) -> tuple[Pose, int] | None:
+             quads: Sequence[np.ndarray], cut: Sequence[np.ndarray] = (),
+             ) -> tuple[Pose, int] | None:
     """The card when no candidate outline's best-ranked rotations fit the blank card: a hand
     hides part of its outline, so the outlines found are a corner or a side off (the coarse
     pass from there fails), and the ranking by correlation, which the hand spoils too, puts
@@ -1228,7 +1242,8 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
     # a side the hand hides entirely: the quads completed from the other three, the
     # best-ranked of them by correlation with the blank card
     ranked: list[tuple[float, np.ndarray, int]] = []
-    for quad in quads[:cfg.recover_completed]:
+    # (and the outlines cut by the frame's edge: the card runs out of view on that side)
+    for quad in [*quads[:cfg.recover_completed], *cut]:
         for c in _completions(quad, geom):
             if not cv2.isContourConvex(np.round(c).astype(np.int32).reshape(-1, 1, 2)):
                 continue
@@ -1241,6 +1256,8 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
         if len(starts) >= n + cfg.recover_completions:
             break
         add(h, i)
+    need_candles = max(cfg.min_candle_match, cfg.cut_min_candle_match) if cut \
+        else cfg.min_candle_match
     first: list[tuple[int, np.ndarray, int]] = []
     for h, i, _ in starts:
         r = _refine(photo, h, geom, refs[i], fine=False)
@@ -1261,7 +1278,7 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
         if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
             continue
         score, candles = _fit(photo.grey, r[0], geom, refs[i], cfg)
-        if candles < cfg.min_candle_match or score < cfg.recover_min_match \
+        if candles < need_candles or score < cfg.recover_min_match \
                 or (score < cfg.min_match and r[1] < cfg.recover_inliers):
             continue
         if best is None or score > best[0]:

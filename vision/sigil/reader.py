@@ -116,6 +116,12 @@ class SigilConfig:
     box_min_ink_mm2: float = 0.6
     box_inset_px: int = 4
     box_max_hidden: float = 0.1
+    # a box more than this share of it (grown by box_outside_margin_mm, where a ring goes) outside
+    # the photo is unknown: a digit cut short by the frame's edge can read as another (a 2
+    # without its top as a 5), an empty box may hold writing out of view (the renderer labels
+    # such a box hidden by the same rule)
+    box_max_outside: float = 0.1
+    box_outside_margin_mm: float = 1.0
     box_glare_print: float = 0.6
     # faint writing (a pale pen under glare): too little ink over box_ink_level, but this much
     # over box_faint_level above the box's median in its centre (box_faint_inset_px inside its
@@ -875,6 +881,18 @@ def _faint_ink(crop: np.ndarray, printed: np.ndarray | None, a: int, b: int, fa:
     return crop[fa:fb, fa:fb] - background[fa - a:fb - a, fa - a:fb - a]
 
 
+def _outside_share(outside: np.ndarray, box: Sequence[float], s: float,
+                   margin_mm: float) -> float:
+    """Share of ``box`` (card mm ``[x0, y0, x1, y1]``) grown by ``margin_mm`` that lies outside
+    the photo (``outside``: rectified px at ``s`` px/mm); the card's own edge bounds it."""
+    x0, y0, x1, y1 = box
+    h, w = outside.shape
+    r0, r1 = max(0, round((y0 - margin_mm) * s)), min(h, round((y1 + margin_mm) * s))
+    c0, c1 = max(0, round((x0 - margin_mm) * s)), min(w, round((x1 + margin_mm) * s))
+    sl = outside[r0:r1, c0:c1]
+    return float(sl.mean()) if sl.size else 1.0
+
+
 def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
                 ) -> tuple[list[TopBox | str | None], list[dict[str, Any]]]:
     s = cfg.px_per_mm
@@ -906,6 +924,13 @@ def _read_boxes(maps: CardMaps, geom: CardGeometry, cfg: SigilConfig,
         rec: dict[str, Any] = {"ink_mm2": round(ink_mm2, 2), "hidden": round(float(hid), 3),
                                "glare": round(float(gl), 3)}
         info.append(rec)
+        if maps.outside is not None:
+            out = _outside_share(maps.outside, box, s, cfg.box_outside_margin_mm)
+            if out > 0:
+                rec["outside"] = round(out, 3)
+            if out > cfg.box_max_outside:
+                results.append("unknown")
+                continue
         if hid > cfg.box_max_hidden:
             results.append("unknown")
             continue

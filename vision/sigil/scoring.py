@@ -168,6 +168,10 @@ def condition_groups(conditions: Mapping[str, Any] | None) -> list[str]:
     if isinstance(fill, (int, float)):
         out.append("fill <0.25" if fill < 0.25 else "fill 0.25-0.5" if fill < 0.5
                    else "fill >=0.5")
+    out_of_view = conditions.get("out_of_view")
+    if isinstance(out_of_view, (int, float)):
+        out.append("out of view 0" if out_of_view <= 0 else "out of view <0.25"
+                   if out_of_view < 0.25 else "out of view >=0.25")
     for key in ("glare", "ghosts", "hand", "markers", "shadow"):
         if key in conditions:
             out.append(f"{key} {'yes' if conditions[key] else 'no'}")

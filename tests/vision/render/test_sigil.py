@@ -292,3 +292,80 @@ def test_a_sigil_render_stopped_half_way_leaves_no_stale_labels(tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         write_sigil_set(out, 2, 4, layouts)
     assert sorted(p.name for p in out.iterdir()) == ["sigil_00000.jpg", "sigil_00001.jpg"]
+
+
+@pytest.mark.parametrize("center", [(1.0, 0.5), (0.1, 0.0), (0.92, 0.9)])
+def test_what_lies_outside_the_frame_is_labelled_hidden(center):
+    """With ``keep_in_view=False`` the card is put where asked and may run out of the frame:
+    the part outside is hidden in the label (as under a hand), the part in view is not."""
+    layout = load_layout("A")
+    rng = np.random.default_rng(3)
+    cond = sample_conditions(rng, hand=False, glare=0.0, fill=0.3, tilt_deg=10.0,
+                             center=center, keep_in_view=False)
+    _frame, label, info, card = render_photo(layout, STATE, rng, conditions=cond)
+    q = info.card_corners_px
+    want = np.array(center) * [1280, 720]
+    assert np.allclose(q.mean(0), want, atol=40)   # not moved back into view
+    geom = card_geometry(layout)
+    ppm = card.px_per_mm
+    for i, c in enumerate(geom.candles):
+        # the disc where crosses go (1.5 radii): wholly out of view, wholly in view
+        ring = np.array([[c.center[0] + 1.5 * c.radius * np.cos(a),
+                          c.center[1] + 1.5 * c.radius * np.sin(a)]
+                         for a in np.linspace(0, 2 * np.pi, 16)] + [list(c.center)])
+        px = cv2.perspectiveTransform(ring.reshape(1, -1, 2), info.homography)[0]
+        inside = (px[:, 0] >= 0) & (px[:, 0] < 1280) & (px[:, 1] >= 0) & (px[:, 1] < 720)
+        if not inside.any():
+            assert f"candle {i}" in label.unknown
+            y, x = round(c.center[1] * ppm), round(c.center[0] * ppm)
+            assert info.hidden[y, x] == 255
+        elif inside.all():
+            assert f"candle {i}" not in label.unknown
+    assert any(u.startswith("candle") for u in label.unknown)
+    assert label.lines == STATE.lines and label.top == STATE.top   # true values kept
+
+
+def test_a_card_kept_in_view_reports_no_share_out_of_view(tmp_path):
+    inside = write_sigil_set(tmp_path / "in", 2, 5, [load_layout("B")])
+    assert all("out_of_view" not in e["conditions"] for e in inside)
+    out = write_sigil_set(tmp_path / "out", 2, 5, [load_layout("B")],
+                          scene={"center": (1.0, 0.5), "fill": 0.3, "keep_in_view": False})
+    assert all(0.3 < e["conditions"]["out_of_view"] < 0.7 for e in out)
+    assert all(e["sigil"]["unknown"] for e in out)
+
+
+@pytest.mark.parametrize("shift", [(0.6, 0.0), (-0.5, -0.5), (0.3, 0.7)])
+def test_a_second_card_over_the_first_hides_what_it_covers(shift):
+    """``second_card``: a blank card lying over the drawn one, shifted by that many of its
+    widths and heights; the candles under it are labelled hidden, those far from it are not,
+    and every other draw of the seed is as without it."""
+    layout = load_layout("A")
+    geom = card_geometry(layout)
+    base = dict(hand=False, glare=0.0, fill=0.2, tilt_deg=0.0, rotation_deg=0.0)
+    plain, plain_label, _, _ = render_photo(layout, STATE, np.random.default_rng(8),
+                                            conditions=sample_conditions(
+                                                np.random.default_rng(9), **base))
+    frame, label, info, _ = render_photo(layout, STATE, np.random.default_rng(8),
+                                         conditions=sample_conditions(
+                                             np.random.default_rng(9), second_card=shift,
+                                             **base))
+    assert plain_label.unknown == ()
+    w, h = geom.size_mm
+    sx, sy = shift[0] * w, shift[1] * h
+    for i, c in enumerate(geom.candles):
+        x, y = c.center
+        # distance (mm) from the candle's centre into the second card's rectangle
+        inside = sx + 2 <= x - 1.5 * c.radius and x + 1.5 * c.radius <= sx + w - 2 \
+            and sy + 2 <= y - 1.5 * c.radius and y + 1.5 * c.radius <= sy + h - 2
+        outside = x + 1.5 * c.radius < sx - 2 or x - 1.5 * c.radius > sx + w + 2 \
+            or y + 1.5 * c.radius < sy - 2 or y - 1.5 * c.radius > sy + h + 2
+        if inside:
+            assert f"candle {i}" in label.unknown
+        elif outside:
+            assert f"candle {i}" not in label.unknown
+    assert any(u.startswith("candle") for u in label.unknown)
+    # the photo differs where the second card lies, and not far from both cards
+    at = cv2.perspectiveTransform(np.array([[[sx + w / 2, sy + h / 2]]]), info.homography)[0, 0]
+    x, y = int(np.clip(at[0], 0, 1279)), int(np.clip(at[1], 0, 719))
+    assert np.abs(frame[y, x].astype(int) - plain[y, x].astype(int)).max() > 0 or \
+        not (0 <= at[0] < 1280 and 0 <= at[1] < 720)

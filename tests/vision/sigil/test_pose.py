@@ -441,3 +441,25 @@ def test_outline_refit_on_demand_keeps_the_rough_quads_first_corner():
         assert np.abs(o.rough - rough).max() == 0
         assert np.abs(o.quad - np.roll(true, -start, axis=0)).max() < 0.6
     assert np.array_equal(_Outline(off).quad, off)     # found without a contour: as it is
+
+
+@pytest.mark.parametrize(("letter", "design", "seed"), [("A", 0, 90), ("B", 1, 91),
+                                                        ("C", 2, 92), ("D", 3, 94)])
+def test_a_printed_card_running_out_of_the_frame_is_found(letter, design, seed):
+    """A card a quarter or more out of the frame: its outline runs along the frame's edge on
+    that side (two corners on the border, not a card wholly in view), so the outline search
+    left it out and the photo was refused. The card is completed from its three sides in view
+    and registered with the blank card (pose._recover); the candles in view land where they
+    are."""
+    frame, info, geom = _photo(letter, "printed", design, seed, hand=False, tilt_deg=20.0,
+                               motion_px=0.0, fill=0.3, center=(0.88, 0.5),
+                               keep_in_view=False, background="wood")
+    pts = geom.centers()
+    truth = project(info.homography, pts)
+    inside = (truth[:, 0] >= 0) & (truth[:, 0] < 1280) & (truth[:, 1] >= 0) & (truth[:, 1] < 720)
+    assert inside.sum() >= 4 and (info.card_corners_px[:, 0] > 1280).sum() >= 1  # runs out
+    pose, _, notes = find_pose(frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), geom,
+                               [_reference(letter, "printed", design)])
+    assert any("recovered" in n for n in notes)
+    found = project(pose.homography, pts)
+    assert float(np.linalg.norm(found[inside] - truth[inside], axis=1).max()) < 1.5

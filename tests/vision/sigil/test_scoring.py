@@ -66,6 +66,12 @@ def test_tally_report_keys() -> None:
     ({"tilt_deg": 44.0}, "tilt 40-50"), ({"tilt_deg": 3.0}, "tilt 0-15"),
     ({"glare": True}, "glare yes"), ({"pen_color": "red"}, "pen_color red"),
     ({"markers": False}, "markers no"), ({"ghosts": True}, "ghosts yes"),
+    ({"out_of_view": 0.0}, "out of view 0"), ({"out_of_view": 0.12}, "out of view <0.25"),
+    ({"out_of_view": 0.4}, "out of view >=0.25"),
 ])
 def test_condition_groups(cond: dict, group: str) -> None:
     assert group in condition_groups(cond)
+
+
+def test_no_out_of_view_group_without_the_key() -> None:
+    assert not any(g.startswith("out of view") for g in condition_groups({"tilt_deg": 3.0}))
