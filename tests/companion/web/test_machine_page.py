@@ -212,22 +212,24 @@ def test_roll_for_me_stores_the_values(machine_app):
 def test_every_die_on_the_page_says_which_die_the_log_means(served_app, page):
     # the log says "shield with die 4", "dice 1, 2, 5 are spent", but the dice showed only
     # their faces: "die 4" could be found only by hovering it (no hover on a phone)
+    from playwright.sync_api import expect
+
     _app, served = served_app
     page.goto(served.url + "/machine", wait_until="domcontentloaded")
     page.fill("#setup-seed", "5")
     page.click("#start-machine")
     page.click("#roll-random")
-    page.wait_for_selector(".hand button.die")
+    # the page is redrawn from the server's answers: each check waits for its state (under a
+    # loaded CPU the log can be drawn a moment after the dice)
     for k in range(5):
         slot = page.locator(f".hand .die-slot:has(button.die[data-die='{k}'])")
-        assert slot.locator(".die-n").text_content() == f"die {k + 1}"
+        expect(slot.locator(".die-n")).to_have_text(f"die {k + 1}")
     page.click(".hand button.die[data-die='3']")
     page.click("#slot-shield")
-    page.wait_for_selector(".small-row .die[data-die='3']")
-    assert page.locator(".small-row .die-slot:has(.die[data-die='3']) .die-n").text_content() \
-        == "die 4"
-    assert "shield with die 4" in page.locator("#events").inner_text()
-    assert page.locator(".hand .die-slot").count() == 4
+    expect(page.locator(".small-row .die-slot:has(.die[data-die='3']) .die-n")).to_have_text(
+        "die 4")
+    expect(page.locator("#events")).to_contain_text("shield with die 4")
+    expect(page.locator(".hand .die-slot")).to_have_count(4)
     shot(page, "machine-dice-named")
 
 
