@@ -169,3 +169,24 @@ def test_a_broken_familiars_file_is_refused(tmp_path):
     broken.write_text(json.dumps(doc))
     with pytest.raises(DataFileError, match=r"\$\[2\]\.kind"):
         _load_familiars(str(broken))
+
+
+def test_great_seal_measures_a_ring_without_the_enclosure_inside_it():
+    # Goal 19: "1 VP for each full 76 mm² of your largest enclosure"; the Goal Glossary:
+    # "Enclosure: An area completely enclosed by lines". Layout A: the triangle 1-5-9 drawn
+    # inside the triangle 0-4-11 without touching it leaves a ring and a small triangle.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import polygon_area
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    outer = abs(polygon_area([layout.candles[i].center for i in (0, 4, 11)]))
+    inner = abs(polygon_area([layout.candles[i].center for i in (1, 5, 9)]))
+    per = goal(19).params["mm2_per_point"]
+    largest = max(outer - inner, inner)
+    assert int(outer // per) != int(largest // per)   # the case tells the readings apart
+    assert goal(19).score(Sigil(layout, lines)) == int(largest // per)
+    # Small Cells (24) counts each enclosure by its own area too
+    small = goal(24).params["max_mm2"]
+    count = sum(1 for a in (outer - inner, inner) if a < small)
+    assert goal(24).score(Sigil(layout, lines)) == int(count * goal(24).params["per_enclosure"])
