@@ -511,8 +511,8 @@ class Drawing:
 
     @cached_property
     def _face_table(self) -> tuple[tuple[Any, ...], ...]:
-        """The bounded faces as (boundary walk, area, outline area, holes, centroid), in
-        reading order (by centroid).
+        """The bounded faces as (boundary walk, area, outline area, holes, centroid, hole
+        walks), in reading order (by centroid).
 
         A face's outline is its outer boundary walk; a separate piece of the drawing lying
         inside it (touching none of its lines) cuts a hole out of it: ``holes`` are those
@@ -561,7 +561,8 @@ class Drawing:
                     bounded.append((tuple(cycle), area, poly))
                 elif area < -1e-9:  # the outer boundary of a piece holding an enclosure
                     outlines.append((tuple(cycle), -area, poly))
-        holes: list[list[list[tuple[float, float]]]] = [[] for _ in bounded]
+        holes: list[list[tuple[tuple[Any, ...], list[tuple[float, float]]]]] = [
+            [] for _ in bounded]
         for cycle, _, poly in outlines:
             # the smallest face of another piece around this piece holds it; the pieces never
             # touch, so any vertex of the piece is strictly inside or outside a face's outline
@@ -570,15 +571,16 @@ class Drawing:
                       if piece[fc[0]] != piece[cycle[0]]
                       and _inside(fp, point, lambda fc=fc: [self._xy(w) for w in fc])]
             if around:
-                holes[min(around, key=lambda k: bounded[k][1])].append(poly)
+                holes[min(around, key=lambda k: bounded[k][1])].append((cycle, poly))
         table = []
         for (cycle, area, poly), inner in zip(bounded, holes, strict=True):
-            cut = [(abs(polygon_area(h)), _centroid(h, polygon_area(h))) for h in inner]
+            cut = [(abs(polygon_area(h)), _centroid(h, polygon_area(h))) for _, h in inner]
             net = area - sum(a for a, _ in cut)
             ox, oy = _centroid(poly, area)
             centroid = ((area * ox - sum(a * c[0] for a, c in cut)) / net,
                         (area * oy - sum(a * c[1] for a, c in cut)) / net)
-            table.append((cycle, net, area, tuple(tuple(h) for h in inner), centroid))
+            table.append((cycle, net, area, tuple(tuple(h) for _, h in inner), centroid,
+                          tuple(c for c, _ in inner)))
         table.sort(key=lambda f: (f[4][1], f[4][0]))
         return tuple(table)
 
@@ -634,7 +636,10 @@ class Drawing:
 
     @cached_property
     def face_corners(self) -> tuple[int, ...]:
-        return tuple(self._corners(list(cycle)) for cycle, _ in self.faces)
+        """Corners of each face: where its boundary turns, around the outline and around
+        each hole (a ring around a separate triangle has six)."""
+        return tuple(self._corners(list(f[0])) + sum(self._corners(list(h)) for h in f[5])
+                     for f in self._face_table)
 
     @cached_property
     def face_neighbors(self) -> tuple[tuple[int, ...], ...]:
@@ -647,7 +652,7 @@ class Drawing:
     def face_quadrants(self) -> tuple[tuple[str, ...], ...]:
         """For each face, the quadrants it covers (area > 0; a hole covers none of it)."""
         out = []
-        for k, (*_, holes, _) in enumerate(self._face_table):
+        for k, (_, _, _, holes, *_) in enumerate(self._face_table):
             qa = quadrant_areas(self.face_polygon(k), self.layout)
             for hole in holes:
                 for q, a in quadrant_areas(hole, self.layout).items():

@@ -190,3 +190,22 @@ def test_great_seal_measures_a_ring_without_the_enclosure_inside_it():
     small = goal(24).params["max_mm2"]
     count = sum(1 for a in (outer - inner, inner) if a < small)
     assert goal(24).score(Sigil(layout, lines)) == int(count * goal(24).params["per_enclosure"])
+
+
+def test_triangles_do_not_count_a_ring_around_a_hole():
+    # Goal 8: "7.5 VP for each enclosure with exactly three corners". Layout A: the triangle
+    # 1-5-9 inside the triangle 0-4-11, touching none of its lines. The small triangle is an
+    # enclosure with three corners; the ring around it is bounded by both triangles: six
+    # corners, no triangle.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import Drawing
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    corners = sorted(e.corners for e in Drawing(layout, lines).enclosures)
+    assert corners == [3, 6]
+    assert goal(8).score(Sigil(layout, lines)) == int(1 * goal(8).params["per_triangle"])
+    # each triangle alone is one
+    for tri in ((0, 4, 11), (1, 5, 9)):
+        alone = list(combinations(tri, 2))
+        assert goal(8).score(Sigil(layout, alone)) == int(goal(8).params["per_triangle"])
