@@ -643,8 +643,10 @@ class Drawing:
 
     @cached_property
     def face_neighbors(self) -> tuple[tuple[int, ...], ...]:
-        """For each face, the faces sharing a side (an edge) with it."""
-        edges = [{frozenset((c[i], c[i - 1])) for i in range(len(c))} for c, _ in self.faces]
+        """For each face, the faces sharing a side (an edge) with it; the sides around a
+        face's holes are its sides too."""
+        edges = [{frozenset((c[i], c[i - 1])) for c in (f[0], *f[5]) for i in range(len(c))}
+                 for f in self._face_table]
         return tuple(tuple(j for j in range(len(edges)) if j != k and edges[k] & edges[j])
                      for k in range(len(edges)))
 

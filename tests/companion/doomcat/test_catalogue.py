@@ -209,3 +209,16 @@ def test_triangles_do_not_count_a_ring_around_a_hole():
     for tri in ((0, 4, 11), (1, 5, 9)):
         alone = list(combinations(tri, 2))
         assert goal(8).score(Sigil(layout, alone)) == int(goal(8).params["per_triangle"])
+
+
+def test_cells_a_ring_shares_its_inner_sides_with_the_enclosure_in_its_hole():
+    # Goal 23: "2 VP for each enclosure that shares a side with another enclosure". Layout A:
+    # the triangle 1-5-9 inside the triangle 0-4-11. The lines 1-5, 5-9 and 1-9 bound both
+    # the small triangle and the ring around it: the two enclosures share three sides.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import Drawing
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    assert [e.neighbors for e in Drawing(layout, lines).enclosures] == [(1,), (0,)]
+    assert goal(23).score(Sigil(layout, lines)) == int(2 * goal(23).params["per_enclosure"])
