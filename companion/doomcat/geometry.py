@@ -931,14 +931,17 @@ def line_problems(layout: Layout, lines: Iterable[Sequence[int]], crossed: Itera
     return problems
 
 
-def violations(layout: Layout, state: SigilState, write_limit: int = 2) -> list[str]:
+def violations(layout: Layout, state: SigilState, write_limit: int = 2,
+               extra_lines: int = 0) -> list[str]:
     """Rule breaches visible in a state (read from a photo or typed in), one message each.
 
     Lines are checked as if drawn in index order; breaches that depend on the order of play
     (a line to a candle crossed out later) cannot be told from a final state and are not
     reported. Also checks the top boxes (no number more than ``write_limit`` times: twice, or
     three times for the Rat's player; the second write and any after it circled) and that
-    crossed candles match the numbers written on top.
+    crossed candles match the numbers written on top. A card holds one line per turn and one
+    tie-break line, plus ``extra_lines`` (1 for the Raven's player, F02: "draw one extra
+    line").
     """
     out: list[str] = []
     bd = board(layout)
@@ -984,7 +987,8 @@ def violations(layout: Layout, state: SigilState, write_limit: int = 2) -> list[
         for number in sorted(set(missing)):
             out.append(f"a candle numbered {number} is crossed out but {number} is not written "
                        "on top that often (the crossed candle matches the written number)")
-    if len(state.lines) > len(written) + 1:
+    if len(state.lines) > len(written) + 1 + extra_lines:
         out.append(f"{len(state.lines)} lines are drawn but only {len(written)} turns are "
-                   "written on top (one line per turn, one more to break a tie)")
+                   "written on top (one line per turn, one more to break a tie"
+                   + (", one for the Raven" if extra_lines else "") + ")")
     return out
