@@ -332,7 +332,8 @@ class Enclosure:
 
     ``polygon`` walks the face's outer boundary (card mm, y down; a dangling edge inside the
     face is walked both ways); ``area`` and ``centroid`` leave out its holes (separate pieces
-    of the drawing inside it, which are enclosures of their own); ``stars`` are the layout
+    of the drawing inside it, which are enclosures of their own; ``candles``, ``corners`` and
+    ``neighbors`` count the sides around them too); ``stars`` are the layout
     star indices inside; ``quadrants`` those the face covers (area > 0), ``quadrant`` the one
     holding its centroid.
     """
@@ -669,12 +670,13 @@ class Drawing:
         for k, (cycle, area) in enumerate(self.faces):
             poly = self.face_polygon(k)
             cx, cy = self.face_centroids[k]
+            around = (*cycle, *(w for hole in self._face_table[k][5] for w in hole))
             out.append(Enclosure(
                 polygon=poly, area=area, centroid=(cx, cy),
                 quadrant=quadrant((cx, cy), self.layout),
                 quadrants=self.face_quadrants[k],
                 stars=tuple(sorted(s for s, f in self.star_faces.items() if f == k)),
-                candles=tuple(sorted({w for w in cycle if isinstance(w, int)})),
+                candles=tuple(sorted({w for w in around if isinstance(w, int)})),
                 corners=self.face_corners[k], neighbors=self.face_neighbors[k]))
         return tuple(out)
 

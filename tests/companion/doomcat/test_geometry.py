@@ -370,6 +370,8 @@ def test_an_enclosure_around_a_separate_drawing_does_not_count_its_hole():
     assert sum(e.area for e in drawing.enclosures) == pytest.approx(outer)
     ring = max(drawing.enclosures, key=lambda e: len(set(e.candles) & set(RING_OUTER)))
     assert ring.area == pytest.approx(outer - inner)
+    # its boundary runs along both triangles: their candles are all on it
+    assert ring.candles == tuple(sorted(RING_OUTER + RING_INNER))
     # the ring's centroid is that of the big triangle less the small one
     c_out = [sum(layout.candles[i].center[k] for i in RING_OUTER) / 3 for k in (0, 1)]
     c_in = [sum(layout.candles[i].center[k] for i in RING_INNER) / 3 for k in (0, 1)]
