@@ -330,9 +330,12 @@ def board(layout: Layout) -> Board:
 class Enclosure:
     """One bounded face of the drawing.
 
-    ``polygon`` walks the face boundary (card mm, y down; a dangling edge inside the face is
-    walked both ways); ``stars`` are the layout star indices inside; ``quadrants`` those the
-    face covers (area > 0), ``quadrant`` the one holding its centroid.
+    ``polygon`` walks the face's outer boundary (card mm, y down; a dangling edge inside the
+    face is walked both ways); ``area`` and ``centroid`` leave out its holes (separate pieces
+    of the drawing inside it, which are enclosures of their own; ``candles``, ``corners`` and
+    ``neighbors`` count the sides around them too); ``stars`` are the layout
+    star indices inside; ``quadrants`` those the face covers (area > 0), ``quadrant`` the one
+    holding its centroid.
     """
 
     polygon: tuple[tuple[float, float], ...]
@@ -508,11 +511,14 @@ class Drawing:
         return tuple(sorted(tuple(sorted(group)) for group in self._line_groups))
 
     @cached_property
-    def faces(self) -> tuple[tuple[tuple[Any, ...], float], ...]:
-        """The bounded faces as (boundary walk of vertices, area mm^2), in reading order.
+    def _face_table(self) -> tuple[tuple[Any, ...], ...]:
+        """The bounded faces as (boundary walk, area, outline area, holes, centroid, hole
+        walks), in reading order (by centroid).
 
-        The walk follows the face boundary (a dangling edge inside the face is walked both
-        ways); vertices are candles (ints) and crossings (``("x", point id)``).
+        A face's outline is its outer boundary walk; a separate piece of the drawing lying
+        inside it (touching none of its lines) cuts a hole out of it: ``holes`` are those
+        pieces' outer boundaries and ``area`` is the outline's area less theirs, so that the
+        faces never overlap and their areas add up to the area the lines enclose.
         """
         adj, _ = self._graph
         if not adj or self.n_enclosures == 0:
@@ -524,8 +530,20 @@ class Drawing:
             order[v] = sorted(nbrs, key=lambda w, x=x, y=y: math.atan2(fxy[w][1] - y,
                                                                        fxy[w][0] - x))
         position = {v: {w: i for i, w in enumerate(ws)} for v, ws in order.items()}
+        piece: dict[Any, Any] = {}   # vertex -> the first vertex of its connected piece
+        for root in sorted(adj, key=_vkey_sort):
+            if root in piece:
+                continue
+            piece[root] = root
+            stack = [root]
+            while stack:
+                for w in adj[stack.pop()]:
+                    if w not in piece:
+                        piece[w] = root
+                        stack.append(w)
         visited: set[tuple[Any, Any]] = set()
-        bounded: list[tuple[tuple[Any, ...], float, tuple[float, float]]] = []
+        bounded: list[tuple[tuple[Any, ...], float, list[tuple[float, float]]]] = []
+        outlines: list[tuple[tuple[Any, ...], float, list[tuple[float, float]]]] = []
         for u in sorted(adj, key=_vkey_sort):
             for v in order[u]:
                 if (u, v) in visited:
@@ -541,28 +559,68 @@ class Drawing:
                 poly = [fxy[w] for w in cycle]
                 area = polygon_area(poly)
                 if area > 1e-9:
-                    bounded.append((tuple(cycle), area, _centroid(poly, area)))
-        bounded.sort(key=lambda f: (f[2][1], f[2][0]))
-        return tuple((cycle, area) for cycle, area, _ in bounded)
+                    bounded.append((tuple(cycle), area, poly))
+                elif area < -1e-9:  # the outer boundary of a piece holding an enclosure
+                    outlines.append((tuple(cycle), -area, poly))
+        holes: list[list[tuple[tuple[Any, ...], list[tuple[float, float]]]]] = [
+            [] for _ in bounded]
+        for cycle, _, poly in outlines:
+            # the smallest face of another piece around this piece holds it; the pieces never
+            # touch, so any vertex of the piece is strictly inside or outside a face's outline
+            point = self._xy(cycle[0])
+            around = [k for k, (fc, fa, fp) in enumerate(bounded)
+                      if piece[fc[0]] != piece[cycle[0]]
+                      and _inside(fp, point, lambda fc=fc: [self._xy(w) for w in fc])]
+            if around:
+                holes[min(around, key=lambda k: bounded[k][1])].append((cycle, poly))
+        table = []
+        for (cycle, area, poly), inner in zip(bounded, holes, strict=True):
+            cut = [(abs(polygon_area(h)), _centroid(h, polygon_area(h))) for _, h in inner]
+            net = area - sum(a for a, _ in cut)
+            ox, oy = _centroid(poly, area)
+            centroid = ((area * ox - sum(a * c[0] for a, c in cut)) / net,
+                        (area * oy - sum(a * c[1] for a, c in cut)) / net)
+            table.append((cycle, net, area, tuple(tuple(h) for _, h in inner), centroid,
+                          tuple(c for c, _ in inner)))
+        table.sort(key=lambda f: (f[4][1], f[4][0]))
+        return tuple(table)
+
+    @cached_property
+    def faces(self) -> tuple[tuple[tuple[Any, ...], float], ...]:
+        """The bounded faces as (boundary walk of vertices, area mm^2), in reading order.
+
+        The walk follows the face's outer boundary (a dangling edge inside the face is walked
+        both ways); vertices are candles (ints) and crossings (``("x", point id)``). The area
+        leaves out the holes: separate pieces of the drawing lying inside the face.
+        """
+        return tuple((f[0], f[1]) for f in self._face_table)
+
+    @cached_property
+    def face_centroids(self) -> tuple[tuple[float, float], ...]:
+        """The centroid of each face's area (its outline less its holes)."""
+        return tuple(f[4] for f in self._face_table)
 
     def face_polygon(self, k: int) -> tuple[tuple[float, float], ...]:
+        """The outline of face ``k`` (its outer boundary walk; holes are not in it)."""
         return tuple(self._fxy(w) for w in self.faces[k][0])
 
     @cached_property
     def star_faces(self) -> dict[int, int]:
-        """Star index -> the face holding it (the smallest bounded face around it)."""
+        """Star index -> the face holding it (the face with the smallest outline around it:
+        a star in a hole lies in the face filling the hole, not in the one around it)."""
         out: dict[int, int] = {}
         if not self.faces:
             return out
         bd = self.board
+        table = self._face_table
         polys = [self.face_polygon(k) for k in range(len(self.faces))]
         boxes = [(min(x for x, _ in p), min(y for _, y in p), max(x for x, _ in p),
                   max(y for _, y in p)) for p in polys]
         for s, star in enumerate(self.layout.stars):
             sx, sy = star
             best = None
-            for k, (cycle, area) in enumerate(self.faces):
-                if best is not None and area >= self.faces[best][1]:
+            for k, (cycle, _, outline, *_) in enumerate(table):
+                if best is not None and outline >= table[best][2]:
                     continue
                 x0, y0, x1, y1 = boxes[k]
                 if not (x0 < sx < x1 and y0 < sy < y1):
@@ -579,21 +637,29 @@ class Drawing:
 
     @cached_property
     def face_corners(self) -> tuple[int, ...]:
-        return tuple(self._corners(list(cycle)) for cycle, _ in self.faces)
+        """Corners of each face: where its boundary turns, around the outline and around
+        each hole (a ring around a separate triangle has six)."""
+        return tuple(self._corners(list(f[0])) + sum(self._corners(list(h)) for h in f[5])
+                     for f in self._face_table)
 
     @cached_property
     def face_neighbors(self) -> tuple[tuple[int, ...], ...]:
-        """For each face, the faces sharing a side (an edge) with it."""
-        edges = [{frozenset((c[i], c[i - 1])) for i in range(len(c))} for c, _ in self.faces]
+        """For each face, the faces sharing a side (an edge) with it; the sides around a
+        face's holes are its sides too."""
+        edges = [{frozenset((c[i], c[i - 1])) for c in (f[0], *f[5]) for i in range(len(c))}
+                 for f in self._face_table]
         return tuple(tuple(j for j in range(len(edges)) if j != k and edges[k] & edges[j])
                      for k in range(len(edges)))
 
     @cached_property
     def face_quadrants(self) -> tuple[tuple[str, ...], ...]:
-        """For each face, the quadrants it covers (area > 0)."""
+        """For each face, the quadrants it covers (area > 0; a hole covers none of it)."""
         out = []
-        for k in range(len(self.faces)):
+        for k, (_, _, _, holes, *_) in enumerate(self._face_table):
             qa = quadrant_areas(self.face_polygon(k), self.layout)
+            for hole in holes:
+                for q, a in quadrant_areas(hole, self.layout).items():
+                    qa[q] -= a
             out.append(tuple(q for q in QUADRANTS if qa[q] > 1e-6))
         return tuple(out)
 
@@ -603,13 +669,14 @@ class Drawing:
         out = []
         for k, (cycle, area) in enumerate(self.faces):
             poly = self.face_polygon(k)
-            cx, cy = _centroid(poly, area)
+            cx, cy = self.face_centroids[k]
+            around = (*cycle, *(w for hole in self._face_table[k][5] for w in hole))
             out.append(Enclosure(
                 polygon=poly, area=area, centroid=(cx, cy),
                 quadrant=quadrant((cx, cy), self.layout),
                 quadrants=self.face_quadrants[k],
                 stars=tuple(sorted(s for s, f in self.star_faces.items() if f == k)),
-                candles=tuple(sorted({w for w in cycle if isinstance(w, int)})),
+                candles=tuple(sorted({w for w in around if isinstance(w, int)})),
                 corners=self.face_corners[k], neighbors=self.face_neighbors[k]))
         return tuple(out)
 
@@ -866,14 +933,17 @@ def line_problems(layout: Layout, lines: Iterable[Sequence[int]], crossed: Itera
     return problems
 
 
-def violations(layout: Layout, state: SigilState, write_limit: int = 2) -> list[str]:
+def violations(layout: Layout, state: SigilState, write_limit: int = 2,
+               extra_lines: int = 0) -> list[str]:
     """Rule breaches visible in a state (read from a photo or typed in), one message each.
 
     Lines are checked as if drawn in index order; breaches that depend on the order of play
     (a line to a candle crossed out later) cannot be told from a final state and are not
     reported. Also checks the top boxes (no number more than ``write_limit`` times: twice, or
     three times for the Rat's player; the second write and any after it circled) and that
-    crossed candles match the numbers written on top.
+    crossed candles match the numbers written on top. A card holds one line per turn and one
+    tie-break line, plus ``extra_lines`` (1 for the Raven's player, F02: "draw one extra
+    line").
     """
     out: list[str] = []
     bd = board(layout)
@@ -919,7 +989,8 @@ def violations(layout: Layout, state: SigilState, write_limit: int = 2) -> list[
         for number in sorted(set(missing)):
             out.append(f"a candle numbered {number} is crossed out but {number} is not written "
                        "on top that often (the crossed candle matches the written number)")
-    if len(state.lines) > len(written) + 1:
+    if len(state.lines) > len(written) + 1 + extra_lines:
         out.append(f"{len(state.lines)} lines are drawn but only {len(written)} turns are "
-                   "written on top (one line per turn, one more to break a tie)")
+                   "written on top (one line per turn, one more to break a tie"
+                   + (", one for the Raven" if extra_lines else "") + ")")
     return out

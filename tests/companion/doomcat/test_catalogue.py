@@ -208,3 +208,56 @@ def test_a_broken_familiars_file_is_refused(tmp_path):
     broken.write_text(json.dumps(doc))
     with pytest.raises(DataFileError, match=r"\$\[2\]\.kind"):
         _load_familiars(str(broken))
+
+
+def test_great_seal_measures_a_ring_without_the_enclosure_inside_it():
+    # Goal 19: "1 VP for each full 76 mm² of your largest enclosure"; the Goal Glossary:
+    # "Enclosure: An area completely enclosed by lines". Layout A: the triangle 1-5-9 drawn
+    # inside the triangle 0-4-11 without touching it leaves a ring and a small triangle.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import polygon_area
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    outer = abs(polygon_area([layout.candles[i].center for i in (0, 4, 11)]))
+    inner = abs(polygon_area([layout.candles[i].center for i in (1, 5, 9)]))
+    per = goal(19).params["mm2_per_point"]
+    largest = max(outer - inner, inner)
+    assert int(outer // per) != int(largest // per)   # the case tells the readings apart
+    assert goal(19).score(Sigil(layout, lines)) == int(largest // per)
+    # Small Cells (24) counts each enclosure by its own area too
+    small = goal(24).params["max_mm2"]
+    count = sum(1 for a in (outer - inner, inner) if a < small)
+    assert goal(24).score(Sigil(layout, lines)) == int(count * goal(24).params["per_enclosure"])
+
+
+def test_triangles_do_not_count_a_ring_around_a_hole():
+    # Goal 8: "7.5 VP for each enclosure with exactly three corners". Layout A: the triangle
+    # 1-5-9 inside the triangle 0-4-11, touching none of its lines. The small triangle is an
+    # enclosure with three corners; the ring around it is bounded by both triangles: six
+    # corners, no triangle.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import Drawing
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    corners = sorted(e.corners for e in Drawing(layout, lines).enclosures)
+    assert corners == [3, 6]
+    assert goal(8).score(Sigil(layout, lines)) == int(1 * goal(8).params["per_triangle"])
+    # each triangle alone is one
+    for tri in ((0, 4, 11), (1, 5, 9)):
+        alone = list(combinations(tri, 2))
+        assert goal(8).score(Sigil(layout, alone)) == int(goal(8).params["per_triangle"])
+
+
+def test_cells_a_ring_shares_its_inner_sides_with_the_enclosure_in_its_hole():
+    # Goal 23: "2 VP for each enclosure that shares a side with another enclosure". Layout A:
+    # the triangle 1-5-9 inside the triangle 0-4-11. The lines 1-5, 5-9 and 1-9 bound both
+    # the small triangle and the ring around it: the two enclosures share three sides.
+    from itertools import combinations
+
+    from companion.doomcat.geometry import Drawing
+    layout = load_layout("A")
+    lines = [*combinations((0, 4, 11), 2), *combinations((1, 5, 9), 2)]
+    assert [e.neighbors for e in Drawing(layout, lines).enclosures] == [(1,), (0,)]
+    assert goal(23).score(Sigil(layout, lines)) == int(2 * goal(23).params["per_enclosure"])

@@ -157,3 +157,37 @@ def test_cat_simulate_bad_input(capsys, argv, message):
     assert main(base + argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def _legal_lines(count: int) -> list[list[int]]:
+    from itertools import combinations
+
+    from companion.doomcat.geometry import line_problems
+    from companion.doomcat.layouts import load_layout
+    layout, lines = load_layout("B"), []
+    for chord in combinations(range(12), 2):
+        if len(lines) < count and not line_problems(layout, lines, (), chord):
+            lines.append(chord)
+    assert len(lines) == count
+    return [list(x) for x in lines]
+
+
+def test_score_allows_the_ravens_extra_line(tmp_path, capsys):
+    """Raven (F02): "Once per game, draw one extra line on the card you play this turn". A
+    full card of the Raven's player holds 7 turn lines, the Raven's and a tie-break line
+    ("Ties: ... tied players draw 1 more line"): 9 lines are no violation for that player."""
+    top = [{"value": v, "circled": c} for v, c in
+           [(1, False), (2, False), (3, False), (4, False), (5, False), (6, False), (1, True)]]
+    path = _write(tmp_path, "raven.json", STATE | {"top": top, "crossed": [],
+                                                    "lines": _legal_lines(9)})
+    assert main(["score", path, "--goals", "1", "--familiar", "F02", "--json"]) == 0
+    assert not any("lines are drawn" in v
+                   for v in json.loads(capsys.readouterr().out)["violations"])
+    assert main(["score", path, "--goals", "1", "--json"]) == 0   # without the Raven
+    assert any("9 lines are drawn" in v
+               for v in json.loads(capsys.readouterr().out)["violations"])
+    path = _write(tmp_path, "raven10.json", STATE | {"top": top, "crossed": [],
+                                                      "lines": _legal_lines(10)})
+    assert main(["score", path, "--goals", "1", "--familiar", "F02", "--json"]) == 0
+    assert any("10 lines are drawn" in v
+               for v in json.loads(capsys.readouterr().out)["violations"])

@@ -688,3 +688,30 @@ def test_given_familiars_are_checked(mode, given, reason):
              "familiar": "F01" if mode == "one-for-all" else None, "familiars": given}
     with pytest.raises(BadInput, match=reason):
         replay([event])
+
+
+def test_the_moth_lets_one_end_of_the_line_be_crossed_out_not_both():
+    """Moth (F08): "your line may end at a crossed-out candle": one end, not a line between
+    two crossed-out candles ("You cannot use a candle after it is crossed out")."""
+    s = rolled(start(mode="solo", fam="F08"), 1, 2, 3)
+    s = apply(s, move(die=0, write=1, line=[1, 2], cross=0))       # candle 0 (a 1) crossed
+    s = rolled(s, 4, 2, 3)
+    s = apply(s, move(die=0, write=4, line=[7, 8], cross=3))       # candle 3 (a 4) crossed
+    s = rolled(s, 5, 1, 4)
+    moth = {"familiar": "F08"}
+    refused(s, move(die=0, write=5, line=[0, 3], cross=4, power=moth), "Usable")
+    after = apply(s, move(die=0, write=5, line=[0, 9], cross=4, power=moth))
+    assert (0, 9) in after.player("ann").cards[0].lines
+
+
+def test_the_ravens_extra_line_joins_any_two_usable_candles():
+    """Raven (F02): "draw one extra line ... between any two usable candles": any numbers
+    (not the dice's), but no crossed-out candle."""
+    s = rolled(start(mode="solo", fam="F02"), 1, 2, 3)
+    s = apply(s, move(die=0, write=1, line=[1, 2], cross=0))       # candle 0 crossed
+    s = rolled(s, 4, 2, 3)
+    refused(s, move(die=0, write=4, line=[7, 8], cross=3,
+                    power={"familiar": "F02", "extra_line": [0, 5]}), "Usable")
+    after = apply(s, move(die=0, write=4, line=[7, 8], cross=3,
+                          power={"familiar": "F02", "extra_line": [5, 10]}))   # a 6 and a 5
+    assert after.player("ann").cards[0].lines == ((1, 2), (5, 10), (7, 8))

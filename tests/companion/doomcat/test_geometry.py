@@ -21,6 +21,7 @@ from companion.doomcat.geometry import (
     orientation,
     point_in_polygon,
     point_on_segment,
+    polygon_area,
     quadrant,
     segments_meet,
     violations,
@@ -340,3 +341,53 @@ def test_violation_line_through_candle_uses_design_notation():
     straight = dataclasses.replace(load_layout("B"), must_curve=())
     found = violations(straight, SigilState.of("B", lines=[(0, 10)], top=_top(1)))
     assert found == ["line 0-10 passes through candle 11"]
+
+
+# A triangle of lines drawn inside another, touching none of its lines (layout A: candles 1, 5
+# and 9 lie inside the triangle 0-4-11): the lines cut the plane into two bounded regions, the
+# small triangle and the ring around it. Rulebook, Goal Glossary: "Enclosure: An area
+# completely enclosed by lines". The ring's area is the big triangle's less the hole.
+RING_LAYOUT, RING_OUTER, RING_INNER = "A", (0, 4, 11), (1, 5, 9)
+
+
+def _ring():
+    layout = load_layout(RING_LAYOUT)
+    tri = [list(combinations(t, 2)) for t in (RING_OUTER, RING_INNER)]
+    drawing = Drawing(layout, tri[0] + tri[1])
+    outer = abs(polygon_area([layout.candles[i].center for i in RING_OUTER]))
+    inner = abs(polygon_area([layout.candles[i].center for i in RING_INNER]))
+    return layout, drawing, outer, inner
+
+
+def test_an_enclosure_around_a_separate_drawing_does_not_count_its_hole():
+    layout, drawing, outer, inner = _ring()
+    assert not any(line_problems(layout, drawing.lines[:k], (), line)
+                   for k, line in enumerate(drawing.lines))   # a legal drawing
+    assert drawing.n_enclosures == 2 and drawing.intersections == 0
+    areas = sorted(area for _, area in drawing.faces)
+    assert areas == pytest.approx(sorted([inner, outer - inner]))
+    # the two enclosures do not overlap: together they cover the big triangle once
+    assert sum(e.area for e in drawing.enclosures) == pytest.approx(outer)
+    ring = max(drawing.enclosures, key=lambda e: len(set(e.candles) & set(RING_OUTER)))
+    assert ring.area == pytest.approx(outer - inner)
+    # its boundary runs along both triangles: their candles are all on it
+    assert ring.candles == tuple(sorted(RING_OUTER + RING_INNER))
+    # the ring's centroid is that of the big triangle less the small one
+    c_out = [sum(layout.candles[i].center[k] for i in RING_OUTER) / 3 for k in (0, 1)]
+    c_in = [sum(layout.candles[i].center[k] for i in RING_INNER) / 3 for k in (0, 1)]
+    expect = [(outer * a - inner * b) / (outer - inner) for a, b in zip(c_out, c_in, strict=True)]
+    assert list(ring.centroid) == pytest.approx(expect)
+
+
+def test_a_star_inside_the_hole_belongs_to_the_inner_enclosure_not_the_ring():
+    layout, drawing, outer, inner = _ring()
+    inner_poly = [layout.candles[i].center for i in RING_INNER]
+    outer_poly = [layout.candles[i].center for i in RING_OUTER]
+    encl = drawing.enclosures
+    for s, star in enumerate(layout.stars):
+        if point_in_polygon(star, inner_poly):
+            assert encl[drawing.star_faces[s]].area == pytest.approx(inner)
+        elif point_in_polygon(star, outer_poly):
+            assert encl[drawing.star_faces[s]].area == pytest.approx(outer - inner)
+        else:
+            assert s not in drawing.star_faces
