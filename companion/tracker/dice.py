@@ -40,7 +40,12 @@ were rolling; a die that appears already still on a quiet table is taken as set 
 A die the tracker followed as it tumbled (showing other faces while it moved, with no hand in
 view) and that came to rest away from where it settled before is rolled too when it lands on
 its old face: a roll of the same values again is a new roll, a re-rolled die that shows its old
-face a re-roll. A die slid along the table on its face is only moved.
+face a re-roll. A die slid along the table on its face is only moved. Dice taken away that
+come back already still, two or more of them on other faces than before and appearing within
+``vote_frames`` frames of each other, were thrown, not turned (their tumble went unseen: frames
+dropped, or dice too blurred to read in flight): a roll when no die stayed where it lay, else a
+re-roll of those; a hand turns one die at a time, so one die set down on another face, or dice
+set down one after the other, are nudged.
 Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
 triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
 in ``needs_player``. A die whose value the reader gave a mean confidence under ``check_below``
@@ -486,6 +491,7 @@ class DiceTracker:
             # first, then nearest). Same face: moved, no event; another face: nudged; unpaired:
             # rolled in.
             free = list(vanished)
+            paired: list[tuple[_Track, _Track]] = []
             for tr in sorted(placed, key=lambda tr: (tr.center, tr.id)):
                 same = now[tr.id].value
                 match = min((v for v in free if v.color == tr.color),
@@ -495,6 +501,22 @@ class DiceTracker:
                     rolled.append(tr)
                     continue
                 free.remove(match)
+                paired.append((tr, match))
+            turned = [(tr, v) for tr, v in paired
+                      if v.reported is not None and now[tr.id].value != v.reported.value]
+            flung = self._thrown_together(turned)
+            if flung and not kept and not nudged:
+                # No die stayed where it lay and several came back on other faces at once:
+                # a roll whose tumble went unseen (frames dropped, dice too blurred to read).
+                events.append(self._roll(t, list(self._tracks)))
+                self._report()
+                self._vanished.clear()
+                return events
+            rolled += [tr for tr, _ in flung]
+            was = tuple(v.reported for _, v in flung if v.reported is not None)
+            for tr, match in paired:
+                if (tr, match) in flung:
+                    continue  # thrown: a new die in the re-roll, replacing the vanished one
                 assert match.reported is not None
                 del now[tr.id]
                 tr.id = match.id  # the same die, set down again
@@ -511,6 +533,7 @@ class DiceTracker:
                 replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
                                         key=lambda d: (box_center(d.bbox), d.id)))
                 replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
+                replaced += was
                 thrown = tuple(sorted(tr.id for tr in rolled))
                 events.append(RerollSettled(
                     t=t, dice=dice, triples=self._triples(dice), needs_player=self._needs(dice),
@@ -519,6 +542,17 @@ class DiceTracker:
         self._report()
         self._vanished.clear()
         return events
+
+    def _thrown_together(self, turned: list[tuple[_Track, _Track]],
+                         ) -> list[tuple[_Track, _Track]]:
+        """Of the dice set down on other faces than the vanished dice they replace, those that
+        were thrown: two or more that appeared within ``vote_frames`` frames of the first of
+        them (a hand turns one die at a time; thrown dice land together)."""
+        if len(turned) < 2:
+            return []
+        first = min(tr.born for tr, _ in turned)
+        together = [(tr, old) for tr, old in turned if tr.born - first <= self.config.vote_frames]
+        return together if len(together) >= 2 else []
 
     def _adopt(self, vanished: list[_Track]) -> None:
         """Give the dice in view the ids of the vanished dice they are (same colour and face,

@@ -60,3 +60,12 @@ def test_truth_through_the_tracker_on_a_clip_is_scored_right():
     report = run_clip(s)
     assert (report.right, report.wrong, report.missed, report.extra) == (1, [], [], [])
     assert report.got[0].dice == ((B, 2), (B, 4), (B, 6), (Y, 1), (Y, 3))
+
+
+@pytest.mark.parametrize("name", ["roll-unseen-all@10", "reroll-unseen@10", "reroll-unseen@5"])
+def test_dice_first_seen_at_rest_after_an_unseen_throw_are_a_roll_or_reroll(name):
+    # Were told as nudges of the dice taken away (one per die that landed on another face).
+    fps = float(name.split("@")[1])
+    s = next(v for v in clips.variations(fps) if v.name == name)
+    report = run_clip(s)
+    assert (report.right, report.wrong, report.missed, report.extra) == (2, [], [], [])

@@ -558,3 +558,72 @@ def test_an_hp_die_turned_on_its_card_is_not_a_nudged_player_die():
     # without the area the same frames nudge a die
     events, _ = run_area(frames, None)
     assert any(isinstance(e, DieNudged) for e in events)
+
+
+# ---------------------------------------------------------------- a roll first seen at rest
+# Every die taken off the table, then dice first seen already still: the tumble was not seen
+# (frames dropped, or dice too blurred to read in flight). Clip roll-unseen-all
+# (companion.demo.clips) showed it told as nudges of the old dice.
+OTHER = [die(2, 140, 260), die(5, 260, 300), die(6, 380, 260)]
+
+
+@pytest.mark.parametrize("t_step", [0.1, 0.2], ids=["every-frame", "frames-dropped"])
+def test_every_die_taken_and_others_found_at_rest_is_a_new_roll(t_step):
+    frames = still(THREE, 8) + [[]] * 5 + still(OTHER, 8)
+    tracker = DiceTracker()
+    events = [e for i, f in enumerate(frames)
+              for e in tracker.update(DiceReading(tuple(f)), i * t_step)]
+    assert [e.text for e in events] == ["roll settled: 3 5 5", "roll settled: 2 5 6"]
+    assert isinstance(events[1], RollSettled)
+
+
+def test_every_die_taken_and_set_down_on_the_same_faces_is_no_roll():
+    moved = [die(d.value, d.center[0] + 60, d.center[1] + 150) for d in THREE]
+    before = None
+    tracker = DiceTracker()
+    events = []
+    for i, f in enumerate(still(THREE, 8) + [[]] * 5 + still(moved, 8)):
+        events += tracker.update(DiceReading(tuple(f)), i / 10)
+        if i == 7:
+            before = sorted((d.value, d.id) for d in tracker.dice())
+    assert [e.text for e in events] == ["roll settled: 3 5 5"]
+    assert sorted((d.value, d.id) for d in tracker.dice()) == before  # the same dice
+
+
+def test_one_die_of_one_set_down_on_another_face_is_still_a_nudge():
+    # A lone die turned by hand (the +/-1 slot) with nothing else on the table.
+    frames = still([THREE[0]], 8) + [[]] * 5 + still([die(4, 300, 300)], 8)
+    events, _ = run(frames)
+    assert [e.text for _, e in events] == ["roll settled: 3", "die 1 nudged: 3 -> 4"]
+
+
+FIVE = [die(v, 100 + 100 * i, 100, "black") for i, v in enumerate([1, 2, 3, 4, 6])]
+
+
+def test_two_dice_taken_and_found_at_rest_on_other_faces_together_are_a_reroll():
+    # Clip reroll-unseen: two of five picked up and thrown, the tumble unseen; it was told as
+    # two nudges. A nudge turns one die; dice set down at once on other faces were thrown.
+    kept = [FIVE[1], FIVE[3], FIVE[4]]
+    new = [die(5, 150, 300, "black"), die(6, 300, 300, "black")]
+    frames = still(FIVE, 8) + still(kept, 6) + still(kept + new, 8)
+    events, _ = run(frames)
+    assert [e.kind for _, e in events] == ["roll", "reroll"]
+    reroll = events[1][1]
+    assert isinstance(reroll, RerollSettled)
+    assert sorted(d.value for d in reroll.dice) == [2, 4, 5, 6, 6]
+    assert sorted(d.value for d in reroll.replaced) == [1, 3]
+    assert sorted(d.value for d in reroll.dice if d.id in reroll.rerolled) == [5, 6]
+
+
+def test_two_dice_set_down_one_after_the_other_on_other_faces_are_two_nudges():
+    # Two +/-1 slots used in turn while the hand stays in view: the 1 is set down as a 2, then
+    # the 3 is taken and set down as a 4 eight frames later. Each was turned, not thrown.
+    kept = [FIVE[1], FIVE[3], FIVE[4]]
+    first = die(2, 150, 300, "black")
+    second = die(4, 300, 300, "black")
+    frames = (still(FIVE, 8) + still([*kept, FIVE[2]], 6) + still([*kept, FIVE[2], first], 4)
+              + still([*kept, first], 4) + still([*kept, first, second], 12))
+    hands = set(range(8, 8 + 6 + 4 + 4 + 3))
+    events, _ = run(frames, hands=hands)
+    assert [(e.kind, getattr(e, "previous", None), getattr(e, "die", None) and e.die.value)
+            for _, e in events[1:]] == [("nudged", 1, 2), ("nudged", 3, 4)]
