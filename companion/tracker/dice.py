@@ -98,6 +98,8 @@ class DiceTrackerConfig:
     match_distance : float
         Largest centre distance (die sizes) between a die's last place (or the place its last
         step predicts) and a detection for the detection to be the same die in the next frame.
+        A still die the reader has lost for a frame or more is found again only within
+        ``nudge_distance`` of where it lay.
     color_penalty : float
         Added to the matching distance (die sizes) when the colours differ.
     nudge_distance : float
@@ -344,7 +346,12 @@ class DiceTracker:
                 cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
                 if det.color != tr.color:
                     cost += cfg.color_penalty
-                if cost <= cfg.match_distance:
+                # A die lost from view while it lay still was taken away (or hidden): found
+                # again only where it lay; a detection further off is another die, or this one
+                # set down elsewhere, which the pairing of vanished dice tells.
+                reach = (cfg.nudge_distance if tr.missed and tr.still >= cfg.vote_frames
+                         else cfg.match_distance)
+                if cost <= reach:
                     # Ties broken by positions, never by list order: permuting the reader's
                     # list of dice changes nothing.
                     pairs.append((cost, tr.id, c[0], c[1], det.value or 0, ti, di))

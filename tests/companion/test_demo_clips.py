@@ -62,9 +62,11 @@ def test_truth_through_the_tracker_on_a_clip_is_scored_right():
     assert report.got[0].dice == ((B, 2), (B, 4), (B, 6), (Y, 1), (Y, 3))
 
 
-@pytest.mark.parametrize("name", ["roll-unseen-all@10", "reroll-unseen@10", "reroll-unseen@5"])
+@pytest.mark.parametrize("name", ["roll-unseen-all@10", "reroll-unseen@10", "reroll-unseen@5",
+                                  "roll-unseen-all@5"])
 def test_dice_first_seen_at_rest_after_an_unseen_throw_are_a_roll_or_reroll(name):
-    # Were told as nudges of the dice taken away (one per die that landed on another face).
+    # Were told as nudges of the dice taken away (one per die that landed on another face); at
+    # 5 fps the lost dice took new dice under two die sizes away for their own (a re-roll).
     fps = float(name.split("@")[1])
     s = next(v for v in clips.variations(fps) if v.name == name)
     report = run_clip(s)
