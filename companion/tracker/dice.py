@@ -19,7 +19,9 @@ Per-die states (:attr:`TrackedDie.state`), as smart dice show them:
   since it came to rest: settled as ``unreadable``, value ``None``: the tracker never
   guesses);
 - ``"handling"``: a hand is in view (``hand=True``), or the die vanished from view (picked up);
-  a roll that lay still under a hand through ``hand_still_frames`` is reported all the same;
+  a roll that lay still under a hand through ``hand_still_frames`` is reported all the same, and
+  so is a die turned in place under a hand once its new reading has held that long (not the
+  edge it showed on the way);
 - ``"nudged"``: a settled, reported die now shows another face without having been rolled.
 
 Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view (or every
@@ -220,6 +222,8 @@ class _Track:
     # none has, or still under ``vote_frames``)
     vote: _Key | None = None
     agreed: int = 0  # the value of ``still`` when its vote last agreed (0: not since at rest)
+    changed: int = 0  # the frame (count of updates) its vote last became another reading
+    vote_was: _Key | None = None  # its last vote that agreed
     # since it came to rest: each frame's reading with the reader's confidence in it
     keys: deque[tuple[_Key, float]] = field(default_factory=deque)
     missed: int = 0
@@ -330,9 +334,15 @@ class DiceTracker:
         self.__init__(self.config)  # type: ignore[misc]
 
     def _held_by_hand(self) -> bool:
-        """A hand is in view and some die has not been still long enough to ignore it."""
-        return self._hand and any(tr.still < self.config.hand_still_frames
-                                  for tr in self._tracks)
+        """A hand is in view and some die has not been still long enough to ignore it, or a
+        reported die turned under it (another reading than the one reported) has not shown
+        its new reading that long: a die turned in place shows an edge, or a face on the
+        way, before the face it is left on."""
+        wait = self.config.hand_still_frames
+        return self._hand and any(
+            tr.still < wait or (tr.reported is not None and self._frame - tr.changed < wait
+                                and tr.vote_was != (tr.reported.value, tr.reported.state))
+            for tr in self._tracks)
 
     # ------------------------------------------------------------------ association
     def _associate(self, detections: list[Die]) -> None:
@@ -412,9 +422,13 @@ class DiceTracker:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append((key, det.confidence))
         tr.last_key = key
-        tr.vote = self._agreement(tr) if tr.still >= cfg.vote_frames else None
-        if tr.vote is not None:
+        vote = self._agreement(tr) if tr.still >= cfg.vote_frames else None
+        if vote is not None:
             tr.agreed = tr.still
+            if vote != tr.vote_was:
+                tr.changed = self._frame
+                tr.vote_was = vote
+        tr.vote = vote
 
     def _vote(self, tr: _Track) -> list[tuple[_Key, float]]:
         """The still frames the die's vote is taken over: each one's reading and the reader's

@@ -655,3 +655,28 @@ def test_a_rolling_die_lost_for_a_frame_is_still_followed():
     events, tracker = run(frames + still(THREE, 8))
     assert [e.text for _, e in events] == ["roll settled: 3 5 5"]
     assert sorted(d.id for d in tracker.dice()) == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- turned in view of a hand
+# A fingertip turns a die in place, the die in view throughout: it shows an edge (read cocked)
+# for a few frames, then its new face. The hand does not move the die's place, so a hand that
+# had lain still long enough let the cocked vote out as a nudge to "needs player", then a
+# second nudge to the new face.
+@pytest.mark.parametrize("edge", [4, 8])
+def test_a_die_turned_under_a_hand_through_an_edge_is_one_nudge(edge):
+    first = still(THREE, 20)
+    turning = still([THREE[0], THREE[1], die(None, 300, 90)], edge)
+    turned = still([THREE[0], THREE[1], die(6, 300, 90)], 25)
+    hands = set(range(8, 20 + edge + 10))
+    events, _ = run(first + turning + turned, hands=hands)
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 3 nudged: 5 -> 6"]
+
+
+def test_a_hand_resting_in_view_still_lets_a_turned_die_out_once_it_shows_one_face():
+    # The hand stays in view (or the reader takes a patch of table for one): the nudge is
+    # told once the new face has held hand_still_frames frames.
+    first = still(THREE, 20)
+    turned = still([THREE[0], THREE[1], die(6, 300, 90)], 25)
+    events, _ = run(first + turned, hands=set(range(8, 45)))
+    assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 3 nudged: 5 -> 6"]
+    assert events[1][0] < 45  # with the hand still in view
