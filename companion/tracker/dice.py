@@ -37,6 +37,10 @@ changed since the last event:
   without tumbling (Doom Machine's +/-1 slot): :class:`DieNudged`;
 - a die moved by hand to another place with the same face: no event (the table is updated).
 
+Dice taken away are remembered until an event accounts for them (a re-roll names them among
+the dice it replaced; a die set down again is paired with them): an event about other dice
+while they are still in the hand does not forget them.
+
 A die counts as rolled when it was seen moving before it settled, or appeared while other dice
 were rolling; a die that appears already still on a quiet table is taken as set down by hand.
 A die the tracker followed as it tumbled (showing other faces while it moved, with no hand in
@@ -488,6 +492,7 @@ class DiceTracker:
             self._report()
             return []
         events: list[TrackerEvent] = []
+        away: list[_Track] = []  # vanished dice this event leaves unaccounted for
         vanished = sorted(self._vanished, key=lambda tr: (tr.center, tr.id))
         if self._after_gap:
             # Back from a gap: the same dice (colours and faces) say nothing; anything else is
@@ -560,8 +565,12 @@ class DiceTracker:
                     t=t, dice=dice, triples=self._triples(dice), needs_player=self._needs(dice),
                     check=self._check(tuple(d for d in dice if d.id in thrown)),
                     rerolled=thrown, replaced=replaced))
+            else:
+                # Dice still away (in the hand, to be thrown or set down): remembered for the
+                # event that brings them back.
+                away = free
         self._report()
-        self._vanished.clear()
+        self._vanished = away
         return events
 
     def _thrown_together(self, turned: list[tuple[_Track, _Track]],

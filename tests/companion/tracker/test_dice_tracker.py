@@ -680,3 +680,20 @@ def test_a_hand_resting_in_view_still_lets_a_turned_die_out_once_it_shows_one_fa
     events, _ = run(first + turned, hands=set(range(8, 45)))
     assert [e.text for _, e in events] == ["roll settled: 3 5 5", "die 3 nudged: 5 -> 6"]
     assert events[1][0] < 45  # with the hand still in view
+
+
+# ---------------------------------------------------------------- dice away stay away
+# Clip two-of-five-rerolled read at 30 fps: while two dice were picked up for a re-roll, the
+# hand hid a kept die for more than max_missed frames; when it was seen again (the same die,
+# the same face: no event) the dice still in the hand were forgotten, and the re-roll named no
+# dice replaced.
+def test_dice_in_the_hand_are_remembered_while_a_hidden_die_is_seen_again():
+    kept = [FIVE[1], FIVE[3], FIVE[4]]
+    new = [die(5, 150, 300, "black"), die(6, 300, 300, "black")]
+    frames = (still(FIVE, 8) + still(kept, 3) + still(kept[1:], 6) + still(kept, 8)
+              + [kept + f for f in tumbling(new, frames=4)] + still(kept + new, 8))
+    events, _ = run(frames, hands=set(range(8, 8 + 3 + 6 + 4)))
+    assert [e.kind for _, e in events] == ["roll", "reroll"]
+    reroll = events[1][1]
+    assert sorted(d.value for d in reroll.replaced) == [1, 3]
+    assert sorted(d.value for d in reroll.dice if d.id in reroll.rerolled) == [5, 6]
