@@ -105,7 +105,7 @@ class DiceTrackerConfig:
         Largest centre distance (die sizes) between a die's last place (or the place its last
         step predicts) and a detection for the detection to be the same die in the next frame.
         A still die the reader has lost for a frame or more is found again only within
-        ``nudge_distance`` of where it lay.
+        ``still_tolerance`` of where it lay.
     color_penalty : float
         Added to the matching distance (die sizes) when the colours differ.
     nudge_distance : float
@@ -339,12 +339,13 @@ class DiceTracker:
 
     def _held_by_hand(self) -> bool:
         """A hand is in view and some die has not been still long enough to ignore it, or a
-        reported die turned under it (another reading than the one reported) has not shown
-        its new reading that long: a die turned in place shows an edge, or a face on the
-        way, before the face it is left on."""
+        reported die turned in place under it (another reading than the one reported, without
+        moving) has not shown its new reading that long: a die turned in place shows an edge,
+        or a face on the way, before the face it is left on."""
         wait = self.config.hand_still_frames
         return self._hand and any(
-            tr.still < wait or (tr.reported is not None and self._frame - tr.changed < wait
+            tr.still < wait or (tr.reported is not None and not tr.tumbled
+                                and self._frame - tr.changed < wait
                                 and tr.vote_was != (tr.reported.value, tr.reported.state))
             for tr in self._tracks)
 
@@ -361,9 +362,10 @@ class DiceTracker:
                 if det.color != tr.color:
                     cost += cfg.color_penalty
                 # A die lost from view while it lay still was taken away (or hidden): found
-                # again only where it lay; a detection further off is another die, or this one
-                # set down elsewhere, which the pairing of vanished dice tells.
-                reach = (cfg.nudge_distance if tr.missed and tr.still >= cfg.vote_frames
+                # again only where it lay (within still_tolerance); a detection further off is
+                # another die, or this one set down elsewhere, which the pairing of vanished
+                # dice tells.
+                reach = (cfg.still_tolerance if tr.missed and tr.still >= cfg.vote_frames
                          else cfg.match_distance)
                 if cost <= reach:
                     # Ties broken by positions, never by list order: permuting the reader's
