@@ -220,24 +220,51 @@ class Script:
             self._shoot(self._resting(), hand)
         return self
 
-    def nudge(self, name: str, value: int, seconds: float = 0.9) -> Script:
-        """A hand comes to die ``name``, turns it onto ``value`` in place and leaves."""
+    def nudge(self, name: str, value: int, seconds: float = 0.9, *, edge: float = 0.0,
+              ) -> Script:
+        """A hand comes to die ``name``, turns it onto ``value`` in place and leaves. With
+        ``edge`` (seconds), a fingertip turns it from the side, the die in view throughout: it
+        stands on an edge (cocked) that long, then lies on ``value`` while the hand lingers as
+        long again and leaves."""
         die = self.table[name]
         t0 = self._t
-        steps = max(3, self._n(seconds))
         previous = die.value
-        for k in range(steps):
-            f = (k + 1) / (steps // 2 + 1) if k < steps // 2 else 1 - (k - steps // 2) / (
-                steps - steps // 2)
-            if k == steps // 2:
-                die.value = value
-                die.yaw = (die.yaw + 9.0) % 90.0
-            hand = md._approach(die.center, f, angle=70.0)
-            hand.pen = False
-            self._shoot(self._resting(), hand)
+        if edge > 0:
+            # the fingertip at the die's right edge, the arm off to the right
+            tip = (die.center[0] + md.DIE_SIZE * 0.75, die.center[1])
+            come, stand = max(2, self._n(0.4)), max(1, self._n(edge))
+            for k in range(come):
+                self._shoot(self._resting(), self._side_hand(tip, (k + 1) / come))
+            die.cock = 30.0
+            for _ in range(stand):
+                self._shoot(self._resting(), self._side_hand(tip, 1.0))
+            die.cock, die.value, die.yaw = 0.0, value, (die.yaw + 9.0) % 90.0
+            for _ in range(stand):
+                self._shoot(self._resting(), self._side_hand(tip, 1.0))
+            for k in range(come):
+                self._shoot(self._resting(), self._side_hand(tip, 1 - (k + 1) / come))
+        else:
+            steps = max(3, self._n(seconds))
+            for k in range(steps):
+                f = (k + 1) / (steps // 2 + 1) if k < steps // 2 else 1 - (k - steps // 2) / (
+                    steps - steps // 2)
+                if k == steps // 2:
+                    die.value = value
+                    die.yaw = (die.yaw + 9.0) % 90.0
+                hand = md._approach(die.center, f, angle=70.0)
+                hand.pen = False
+                self._shoot(self._resting(), hand)
         self.expected.append(Expected("nudged", (), ((die.color, value),),
                                       ((die.color, previous),), t0))
         return self
+
+    @staticmethod
+    def _side_hand(tip: tuple[float, float], f: float) -> md.Hand | None:
+        if f <= 0:
+            return None
+        hand = md._approach(tip, f, angle=0.0)
+        hand.pen = True  # a pointing finger: the slim pen shape, no fist at the tip
+        return hand
 
     def hover(self, over: tuple[float, float], seconds: float = 1.0,
               angle: float = 80.0) -> Script:
@@ -388,7 +415,7 @@ def draw_reading(image: np.ndarray, reading: DiceReading, truth: DiceReading,
 # ------------------------------------------------------------------------------ the variations
 def variations(fps: float = 10.0) -> Iterator[Script]:
     """The bundled variations the demo does not have (see ``__main__``)."""
-    Y, B = "yellow", "black"
+    Y, B, W = "yellow", "black", "white"
 
     s = Script(fps, 1, f"machine+yellow@{fps:g}")   # 3 black player dice, 2 yellow
     s.throw([("a", 2, B, (420, 220)), ("b", 6, B, (540, 320)), ("c", 4, B, (660, 230)),
@@ -414,6 +441,11 @@ def variations(fps: float = 10.0) -> Iterator[Script]:
     s = Script(fps, 4, f"nudge-by-one@{fps:g}")
     s.throw([("a", 2, B, (420, 220)), ("b", 6, B, (560, 330)), ("c", 4, B, (700, 230))])
     s.rest(1.5).nudge("a", 3).rest(1.5)
+    yield s
+
+    s = Script(fps, 11, f"turned-on-edge@{fps:g}")   # a fingertip turns a die in view
+    s.throw([("a", 2, W, (420, 220)), ("b", 6, W, (560, 330)), ("c", 4, W, (700, 230))])
+    s.rest(1.5).nudge("b", 5, edge=0.3).rest(1.5)
     yield s
 
     s = Script(fps, 5, f"hand-hovers@{fps:g}")

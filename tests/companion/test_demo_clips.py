@@ -79,3 +79,15 @@ def test_the_dice_reader_and_tracker_tell_an_unseen_roll_at_5_fps():
     s = next(v for v in clips.variations(5) if v.name == "roll-unseen-all@5")
     report = run_clip(s, reader="dice")
     assert report.right == 2 and not (report.wrong or report.missed or report.extra)
+
+
+def test_a_die_turned_on_its_edge_in_view_is_one_nudge_at_30_fps():
+    # A fingertip turns a die, in view throughout: 9 frames on its edge (read cocked), then
+    # the new face. Before the tracker held a turned die's new reading under a hand, the
+    # edge went out as a nudge to '?' and the face as a second nudge from '?'.
+    s = next(v for v in clips.variations(30) if v.name == "turned-on-edge@30")
+    frames = s.frames()
+    assert any(d.cock for f in frames for d in f.dice) and all(
+        len(f.dice) == 3 for f in frames[24:])   # the die is drawn throughout
+    report = run_clip(s)
+    assert (report.right, report.wrong, report.missed, report.extra) == (2, [], [], [])
