@@ -146,6 +146,7 @@ class DieDraw:
     center: tuple[float, float]
     yaw: float
     ident: int = 0  # the same physical die keeps its look from frame to frame
+    cock: float = 0.0  # lean in degrees (0: flat); a cocked die has no readable top face
 
 
 @dataclass
@@ -421,7 +422,8 @@ class Renderers:
             out = []
             for d in sorted(dice, key=lambda d: d.center[1]):  # farther dice first
                 spec = self.dice.DieSpec(d.value, d.color, d.center, DIE_SIZE, yaw_deg=d.yaw,
-                                         body=colors[d.color][0], pip=colors[d.color][1][0])
+                                         cock_deg=d.cock, body=colors[d.color][0],
+                                         pip=colors[d.color][1][0])
                 # one generator per physical die: its body tint stays put from frame to frame
                 label = self.dice.draw_dice(frame, [spec], np.random.default_rng([SEED, d.ident]),
                                             tilt_deg=12.0, glare=0.0)[0]

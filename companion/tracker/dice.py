@@ -19,7 +19,9 @@ Per-die states (:attr:`TrackedDie.state`), as smart dice show them:
   since it came to rest: settled as ``unreadable``, value ``None``: the tracker never
   guesses);
 - ``"handling"``: a hand is in view (``hand=True``), or the die vanished from view (picked up);
-  a roll that lay still under a hand through ``hand_still_frames`` is reported all the same;
+  a roll that lay still under a hand through ``hand_still_frames`` is reported all the same, and
+  so is a die turned in place under a hand once its new reading has held that long (not the
+  edge it showed on the way);
 - ``"nudged"``: a settled, reported die now shows another face without having been rolled.
 
 Events (see :mod:`companion.tracker.events`) are emitted only when no hand is in view (or every
@@ -35,12 +37,21 @@ changed since the last event:
   without tumbling (Doom Machine's +/-1 slot): :class:`DieNudged`;
 - a die moved by hand to another place with the same face: no event (the table is updated).
 
+Dice taken away are remembered until an event accounts for them (a re-roll names them among
+the dice it replaced; a die set down again is paired with them): an event about other dice
+while they are still in the hand does not forget them.
+
 A die counts as rolled when it was seen moving before it settled, or appeared while other dice
 were rolling; a die that appears already still on a quiet table is taken as set down by hand.
 A die the tracker followed as it tumbled (showing other faces while it moved, with no hand in
 view) and that came to rest away from where it settled before is rolled too when it lands on
 its old face: a roll of the same values again is a new roll, a re-rolled die that shows its old
-face a re-roll. A die slid along the table on its face is only moved.
+face a re-roll. A die slid along the table on its face is only moved. Dice taken away that
+come back already still, two or more of them on other faces than before and appearing within
+``vote_frames`` frames of each other, were thrown, not turned (their tumble went unseen: frames
+dropped, or dice too blurred to read in flight): a roll when no die stayed where it lay, else a
+re-roll of those; a hand turns one die at a time, so one die set down on another face, or dice
+set down one after the other, are nudged.
 Three dice or more of one value in an event are listed in ``triples`` (Doom Cat: a rolled
 triple is wild for all players). A die whose vote is ``None`` (cocked, or unreadable) is named
 in ``needs_player``. A die whose value the reader gave a mean confidence under ``check_below``
@@ -93,6 +104,8 @@ class DiceTrackerConfig:
     match_distance : float
         Largest centre distance (die sizes) between a die's last place (or the place its last
         step predicts) and a detection for the detection to be the same die in the next frame.
+        A still die the reader has lost for a frame or more is found again only within
+        ``still_tolerance`` of where it lay.
     color_penalty : float
         Added to the matching distance (die sizes) when the colours differ.
     nudge_distance : float
@@ -213,6 +226,8 @@ class _Track:
     # none has, or still under ``vote_frames``)
     vote: _Key | None = None
     agreed: int = 0  # the value of ``still`` when its vote last agreed (0: not since at rest)
+    changed: int = 0  # the frame (count of updates) its vote last became another reading
+    vote_was: _Key | None = None  # its last vote that agreed
     # since it came to rest: each frame's reading with the reader's confidence in it
     keys: deque[tuple[_Key, float]] = field(default_factory=deque)
     missed: int = 0
@@ -323,9 +338,16 @@ class DiceTracker:
         self.__init__(self.config)  # type: ignore[misc]
 
     def _held_by_hand(self) -> bool:
-        """A hand is in view and some die has not been still long enough to ignore it."""
-        return self._hand and any(tr.still < self.config.hand_still_frames
-                                  for tr in self._tracks)
+        """A hand is in view and some die has not been still long enough to ignore it, or a
+        reported die turned in place under it (another reading than the one reported, without
+        moving) has not shown its new reading that long: a die turned in place shows an edge,
+        or a face on the way, before the face it is left on."""
+        wait = self.config.hand_still_frames
+        return self._hand and any(
+            tr.still < wait or (tr.reported is not None and not tr.tumbled
+                                and self._frame - tr.changed < wait
+                                and tr.vote_was != (tr.reported.value, tr.reported.state))
+            for tr in self._tracks)
 
     # ------------------------------------------------------------------ association
     def _associate(self, detections: list[Die]) -> None:
@@ -339,7 +361,13 @@ class DiceTracker:
                 cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
                 if det.color != tr.color:
                     cost += cfg.color_penalty
-                if cost <= cfg.match_distance:
+                # A die lost from view while it lay still was taken away (or hidden): found
+                # again only where it lay (within still_tolerance); a detection further off is
+                # another die, or this one set down elsewhere, which the pairing of vanished
+                # dice tells.
+                reach = (cfg.still_tolerance if tr.missed and tr.still >= cfg.vote_frames
+                         else cfg.match_distance)
+                if cost <= reach:
                     # Ties broken by positions, never by list order: permuting the reader's
                     # list of dice changes nothing.
                     pairs.append((cost, tr.id, c[0], c[1], det.value or 0, ti, di))
@@ -400,9 +428,13 @@ class DiceTracker:
             tr.still += 1  # (a face flickering in place is the reader's noise, not a roll)
         tr.keys.append((key, det.confidence))
         tr.last_key = key
-        tr.vote = self._agreement(tr) if tr.still >= cfg.vote_frames else None
-        if tr.vote is not None:
+        vote = self._agreement(tr) if tr.still >= cfg.vote_frames else None
+        if vote is not None:
             tr.agreed = tr.still
+            if vote != tr.vote_was:
+                tr.changed = self._frame
+                tr.vote_was = vote
+        tr.vote = vote
 
     def _vote(self, tr: _Track) -> list[tuple[_Key, float]]:
         """The still frames the die's vote is taken over: each one's reading and the reader's
@@ -462,6 +494,7 @@ class DiceTracker:
             self._report()
             return []
         events: list[TrackerEvent] = []
+        away: list[_Track] = []  # vanished dice this event leaves unaccounted for
         vanished = sorted(self._vanished, key=lambda tr: (tr.center, tr.id))
         if self._after_gap:
             # Back from a gap: the same dice (colours and faces) say nothing; anything else is
@@ -486,6 +519,7 @@ class DiceTracker:
             # first, then nearest). Same face: moved, no event; another face: nudged; unpaired:
             # rolled in.
             free = list(vanished)
+            paired: list[tuple[_Track, _Track]] = []
             for tr in sorted(placed, key=lambda tr: (tr.center, tr.id)):
                 same = now[tr.id].value
                 match = min((v for v in free if v.color == tr.color),
@@ -495,6 +529,22 @@ class DiceTracker:
                     rolled.append(tr)
                     continue
                 free.remove(match)
+                paired.append((tr, match))
+            turned = [(tr, v) for tr, v in paired
+                      if v.reported is not None and now[tr.id].value != v.reported.value]
+            flung = self._thrown_together(turned)
+            if flung and not kept and not nudged:
+                # No die stayed where it lay and several came back on other faces at once:
+                # a roll whose tumble went unseen (frames dropped, dice too blurred to read).
+                events.append(self._roll(t, list(self._tracks)))
+                self._report()
+                self._vanished.clear()
+                return events
+            rolled += [tr for tr, _ in flung]
+            was = tuple(v.reported for _, v in flung if v.reported is not None)
+            for tr, match in paired:
+                if (tr, match) in flung:
+                    continue  # thrown: a new die in the re-roll, replacing the vanished one
                 assert match.reported is not None
                 del now[tr.id]
                 tr.id = match.id  # the same die, set down again
@@ -511,14 +561,30 @@ class DiceTracker:
                 replaced = tuple(sorted((v.reported for v in free if v.reported is not None),
                                         key=lambda d: (box_center(d.bbox), d.id)))
                 replaced += tuple(tr.reported for tr in rolled if tr.reported is not None)
+                replaced += was
                 thrown = tuple(sorted(tr.id for tr in rolled))
                 events.append(RerollSettled(
                     t=t, dice=dice, triples=self._triples(dice), needs_player=self._needs(dice),
                     check=self._check(tuple(d for d in dice if d.id in thrown)),
                     rerolled=thrown, replaced=replaced))
+            else:
+                # Dice still away (in the hand, to be thrown or set down): remembered for the
+                # event that brings them back.
+                away = free
         self._report()
-        self._vanished.clear()
+        self._vanished = away
         return events
+
+    def _thrown_together(self, turned: list[tuple[_Track, _Track]],
+                         ) -> list[tuple[_Track, _Track]]:
+        """Of the dice set down on other faces than the vanished dice they replace, those that
+        were thrown: two or more that appeared within ``vote_frames`` frames of the first of
+        them (a hand turns one die at a time; thrown dice land together)."""
+        if len(turned) < 2:
+            return []
+        first = min(tr.born for tr, _ in turned)
+        together = [(tr, old) for tr, old in turned if tr.born - first <= self.config.vote_frames]
+        return together if len(together) >= 2 else []
 
     def _adopt(self, vanished: list[_Track]) -> None:
         """Give the dice in view the ids of the vanished dice they are (same colour and face,
