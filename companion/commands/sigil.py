@@ -22,7 +22,7 @@ from companion.datafiles import read_labels
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
-from vision.readings import SigilState
+from vision.readings import N_CANDLES, SigilState
 
 
 @lru_cache(maxsize=64)
@@ -86,12 +86,11 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
             raise DataFileError(str(path), f"$[{i}].sigil{exc.json_path[1:]}",
                                 exc.rule) from None
         ghosts = entry.get("ghost_lines", [])
-        for where, bad in [("", not isinstance(ghosts, list))] + [
-                (f"[{k}]", not _candle_pair(g)) for k, g in enumerate(ghosts)
-                if isinstance(ghosts, list)]:
-            if bad:
-                raise DataFileError(str(path), f"$[{i}].ghost_lines{where}", "expected a list "
-                                    "of erased lines, each a pair of candle indices 0-11")
+        bad = ([f"$[{i}].ghost_lines[{k}]" for k, g in enumerate(ghosts) if not _candle_pair(g)]
+               if isinstance(ghosts, list) else [f"$[{i}].ghost_lines"])
+        if bad:
+            raise DataFileError(str(path), bad[0], "expected a list of erased lines, each a "
+                                f"pair of candle indices 0-{N_CANDLES - 1}")
         beside = folder / truth.layout
         if truth.layout.endswith(".json") and not Path(truth.layout).is_absolute() \
                 and beside.is_file():  # a layout file that travels with the photos
@@ -106,7 +105,7 @@ def _labels(folder: Path) -> list[tuple[dict[str, Any], SigilState]]:
 
 def _candle_pair(value: Any) -> bool:
     return (isinstance(value, list) and len(value) == 2
-            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 12
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < N_CANDLES
                     for c in value))
 
 

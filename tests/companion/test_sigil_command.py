@@ -118,6 +118,7 @@ def test_eval_sigil_refuses_a_label_with_a_misspelt_key(
 
 @pytest.mark.parametrize(("ghosts", "where"), [
     ("0-1", "$[0].ghost_lines"),
+    (5, "$[0].ghost_lines"),     # not a list, nor anything a loop could walk: no traceback
     ([[0, 1], [2]], "$[0].ghost_lines[1]"),
     ([[0, 12]], "$[0].ghost_lines[0]"),
 ])
