@@ -12,6 +12,7 @@ from companion.datafiles import parse_json, read_json
 from companion.doomcat.catalogue import (
     Goal,
     Sigil,
+    extra_lines,
     familiar,
     game_goals,
     parse_goals,
@@ -50,12 +51,13 @@ def score_state(state: SigilState, goals: tuple[Goal, ...], familiar_id: str | N
     layout = load_layout(state.layout)
     sigil = Sigil(layout, state.lines, state.crossed, state.top)
     fam = familiar(familiar_id) if familiar_id else None
+    fam_id = fam.id if fam else None
     result = score_sigil(sigil, goals, fam)
     return {"layout": state.layout, "facts": facts(layout, state).to_json(),
             "goals": result["goals"], "familiar_cost": result["familiar_cost"],
             "total": result["total"],
-            "violations": violations(layout, state, write_limit(fam.id if fam else None),
-                                     extra_lines=1 if fam and fam.id == "F02" else 0),
+            "violations": violations(layout, state, write_limit(fam_id),
+                                     extra_lines=extra_lines(fam_id)),
             "unknown": list(state.unknown)}
 
 

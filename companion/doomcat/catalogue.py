@@ -37,12 +37,6 @@ from vision.readings import TopBox
 
 GOALS_FILE = DATA_DIR / "goals.json"
 GOALS_PER_GAME = (2, 3)  # the rulebook: 2 Goal Cards for an easy game, otherwise 3
-
-
-def write_limit(familiar_id: str | None) -> int:
-    """How many times a number may be written on top of one card: twice ("Two of each"),
-    three times for the player holding the Rat (F09)."""
-    return 3 if familiar_id == "F09" else 2
 FAMILIARS_FILE = DATA_DIR / "familiars.json"
 
 SUGGESTED_SETS: dict[str, tuple[int, int, int]] = {
@@ -55,6 +49,18 @@ SUGGESTED_SETS: dict[str, tuple[int, int, int]] = {
     "Cellular Synthesis": (22, 23, 24), "Astral Gate": (20, 23, 26),
     "Amber Gauntlet": (21, 24, 27), "Embrace Eternity": (25, 26, 27),
 }
+
+
+def write_limit(familiar_id: str | None) -> int:
+    """How many times a number may be written on top of one card: twice ("Two of each"),
+    three times for the player holding the Rat (F09)."""
+    return 3 if familiar_id == "F09" else 2
+
+
+def extra_lines(familiar_id: str | None) -> int:
+    """Lines a card may hold beyond its turns' and the tie-break's: one for the player holding
+    the Raven (F02, "draw one extra line")."""
+    return 1 if familiar_id == "F02" else 0
 
 
 class Sigil:
