@@ -112,11 +112,13 @@ def _conditions_doc(info: Any, ink: Any, card: Any, ghosts: list[list[int]],
 
 
 def _out_of_view(corners: np.ndarray) -> float:
-    """Share of the quadrilateral ``corners`` (frame px) outside the 1280x720 frame."""
+    """Share of the quadrilateral ``corners`` (frame px) outside the rendered frame."""
+    from vision.render.sigil import FRAME_H, FRAME_W
+
     quad = np.asarray(corners, np.float32).reshape(-1, 2)
     area = float(cv2.contourArea(quad))
     inside, _ = cv2.intersectConvexConvex(
-        quad, np.array([[0, 0], [1280, 0], [1280, 720], [0, 720]], np.float32))
+        quad, np.array([[0, 0], [FRAME_W, 0], [FRAME_W, FRAME_H], [0, FRAME_H]], np.float32))
     return round(1.0 - float(inside) / area, 3) if area > 0 else 1.0
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import cv2
@@ -61,6 +61,8 @@ __all__ = ["BACKGROUNDS", "PEN_COLORS", "CardImage", "CardStyle", "InkStyle", "P
            "sample_conditions"]
 
 FRAME_W, FRAME_H = 1280, 720
+#: How a pen crosses a candle out (``InkStyle.cross_style`` may also be "mixed": one per candle).
+CROSS_STYLES = ("x", "slash", "double", "scribble")
 
 #: Dry-erase pen colours (BGR).
 PEN_COLORS: dict[str, tuple[int, int, int]] = {
@@ -507,7 +509,7 @@ def random_ink_style(rng: np.random.Generator, *, ghosts: bool = False,
         wobble_mm=float(rng.uniform(0.05, 0.45)),
         curve=float(rng.uniform(0.0, 0.06)),
         hand=int(rng.integers(0, 1_000_000)),
-        cross_style=str(rng.choice(["x", "x", "slash", "double", "scribble", "mixed"])),
+        cross_style=str(rng.choice(["x", *CROSS_STYLES, "mixed"])),  # "x" twice as often
         ghost_lines=tuple(ghost_pairs) if ghosts else (),
         ghost_opacity=float(rng.uniform(0.05, 0.2)),
         ghost_color=str(rng.choice([pen, pen, *PEN_COLORS])),
@@ -588,7 +590,7 @@ def render_card(layout: Any, state: SigilState | None, style: CardStyle | None =
             cg = geom.candles[c]
             cs = ink.cross_style
             if cs == "mixed":
-                cs = str(rng.choice(["x", "slash", "double", "scribble"]))
+                cs = str(rng.choice(list(CROSS_STYLES)))
             for s in _cross_strokes(cg.center, cg.radius, cs, rng):
                 pen.stroke(s, ink.width_mm, rng)
         for k, box in enumerate(state.top):
@@ -1061,15 +1063,11 @@ def random_photo(geom: CardGeometry, state: SigilState, rng: np.random.Generator
 #: The fields ``fixed_fields`` may fix, and the values a str field may take.
 _CHOICES: dict[str, tuple[str, ...]] = {
     "pen_color": tuple(PEN_COLORS), "ghost_color": tuple(PEN_COLORS),
-    "cross_style": ("x", "slash", "double", "scribble", "mixed"), "background": BACKGROUNDS}
-_FIXABLE = {
-    PhotoConditions: ("tilt_deg", "tilt_dir_deg", "rotation_deg", "fill", "center", "focal_px",
-                      "light", "warmth", "exposure", "glare", "shadow", "hand", "defocus_px",
-                      "motion_px", "noise", "jpeg_quality", "background", "keep_in_view",
-                      "second_card"),
-    InkStyle: ("pen_color", "width_mm", "opacity", "wobble_mm", "curve", "cross_style",
-               "ghost_opacity", "ghost_color", "ghost_marks", "smudges"),
-}
+    "cross_style": (*CROSS_STYLES, "mixed"), "background": BACKGROUNDS}
+#: Every field of the scene conditions; of the pen, all but its hand's seed and the ghost
+#: lines (which are the photo's state, drawn with it).
+_FIXABLE = {kind: tuple(f.name for f in fields(kind) if f.name not in left_out)
+            for kind, left_out in ((PhotoConditions, ()), (InkStyle, ("hand", "ghost_lines")))}
 
 
 def fixed_fields(kind: type, items: list[str] | tuple[str, ...]) -> dict[str, Any]:
