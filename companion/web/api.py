@@ -402,13 +402,15 @@ def register(app: Flask) -> None:
         hub().games_bus.publish()
         return jsonify({"standings": standings(store, campaign_id)})
 
-    @app.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+    methods = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+    @app.route("/api/<path:rest>", methods=methods)
     def unknown(rest: str) -> Any:
         # an endpoint asked with another method, or no endpoint: say which, not Flask's
         # "The requested URL was not found on the server..."
         adapter = app.url_map.bind_to_environ(request.environ)
         allowed = []
-        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        for method in methods:
             try:
                 rule, _ = adapter.match(request.path, method=method, return_rule=True)
             except HTTPException:
