@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property
 from itertools import combinations, pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion.doomcat.layouts import Layout
 from vision.readings import SigilState
@@ -382,6 +382,17 @@ def _inside(fpoly: Sequence[tuple[float, float]], point: Sequence[float], exact)
     return inside
 
 
+class _Face(NamedTuple):
+    """A bounded face of a drawing (:attr:`Drawing._face_table`)."""
+
+    walk: tuple[Any, ...]   # its outer boundary walk: candles and ("x", crossing id)
+    area: float             # mm^2, its holes left out
+    outline_area: float     # mm^2 inside its outer boundary
+    holes: tuple[tuple[tuple[float, float], ...], ...]   # each hole's outline (mm)
+    centroid: tuple[float, float]   # of its area (mm)
+    hole_walks: tuple[tuple[Any, ...], ...]   # each hole's boundary walk
+
+
 class Drawing:
     """Facts of a set of drawn lines on a layout, computed lazily and exactly.
 
@@ -511,14 +522,13 @@ class Drawing:
         return tuple(sorted(tuple(sorted(group)) for group in self._line_groups))
 
     @cached_property
-    def _face_table(self) -> tuple[tuple[Any, ...], ...]:
-        """The bounded faces as (boundary walk, area, outline area, holes, centroid, hole
-        walks), in reading order (by centroid).
+    def _face_table(self) -> tuple[_Face, ...]:
+        """The bounded faces (:class:`_Face`), in reading order (by centroid).
 
         A face's outline is its outer boundary walk; a separate piece of the drawing lying
-        inside it (touching none of its lines) cuts a hole out of it: ``holes`` are those
-        pieces' outer boundaries and ``area`` is the outline's area less theirs, so that the
-        faces never overlap and their areas add up to the area the lines enclose.
+        inside it (touching none of its lines) cuts a hole out of it: a face's ``holes`` are
+        those pieces' outer boundaries and its ``area`` is the outline's area less theirs, so
+        that the faces never overlap and their areas add up to the area the lines enclose.
         """
         adj, _ = self._graph
         if not adj or self.n_enclosures == 0:
@@ -580,9 +590,9 @@ class Drawing:
             ox, oy = _centroid(poly, area)
             centroid = ((area * ox - sum(a * c[0] for a, c in cut)) / net,
                         (area * oy - sum(a * c[1] for a, c in cut)) / net)
-            table.append((cycle, net, area, tuple(tuple(h) for _, h in inner), centroid,
-                          tuple(c for c, _ in inner)))
-        table.sort(key=lambda f: (f[4][1], f[4][0]))
+            table.append(_Face(cycle, net, area, tuple(tuple(h) for _, h in inner), centroid,
+                               tuple(c for c, _ in inner)))
+        table.sort(key=lambda f: (f.centroid[1], f.centroid[0]))
         return tuple(table)
 
     @cached_property
@@ -593,12 +603,12 @@ class Drawing:
         both ways); vertices are candles (ints) and crossings (``("x", point id)``). The area
         leaves out the holes: separate pieces of the drawing lying inside the face.
         """
-        return tuple((f[0], f[1]) for f in self._face_table)
+        return tuple((f.walk, f.area) for f in self._face_table)
 
     @cached_property
     def face_centroids(self) -> tuple[tuple[float, float], ...]:
         """The centroid of each face's area (its outline less its holes)."""
-        return tuple(f[4] for f in self._face_table)
+        return tuple(f.centroid for f in self._face_table)
 
     def face_polygon(self, k: int) -> tuple[tuple[float, float], ...]:
         """The outline of face ``k`` (its outer boundary walk; holes are not in it)."""
@@ -619,8 +629,8 @@ class Drawing:
         for s, star in enumerate(self.layout.stars):
             sx, sy = star
             best = None
-            for k, (cycle, _, outline, *_) in enumerate(table):
-                if best is not None and outline >= table[best][2]:
+            for k, face in enumerate(table):
+                if best is not None and face.outline_area >= table[best].outline_area:
                     continue
                 x0, y0, x1, y1 = boxes[k]
                 if not (x0 < sx < x1 and y0 < sy < y1):
@@ -628,7 +638,7 @@ class Drawing:
                 if bd.star_clear[s]:  # off every chord: the float ray test is exact enough
                     inside = _ray_inside(polys[k], sx, sy)
                 else:
-                    inside = point_in_polygon(star, [self._xy(w) for w in cycle])
+                    inside = point_in_polygon(star, [self._xy(w) for w in face.walk])
                 if inside:
                     best = k
             if best is not None:
@@ -639,15 +649,16 @@ class Drawing:
     def face_corners(self) -> tuple[int, ...]:
         """Corners of each face: where its boundary turns, around the outline and around
         each hole (a ring around a separate triangle has six)."""
-        return tuple(self._corners(list(f[0])) + sum(self._corners(list(h)) for h in f[5])
+        return tuple(self._corners(list(f.walk))
+                     + sum(self._corners(list(h)) for h in f.hole_walks)
                      for f in self._face_table)
 
     @cached_property
     def face_neighbors(self) -> tuple[tuple[int, ...], ...]:
         """For each face, the faces sharing a side (an edge) with it; the sides around a
         face's holes are its sides too."""
-        edges = [{frozenset((c[i], c[i - 1])) for c in (f[0], *f[5]) for i in range(len(c))}
-                 for f in self._face_table]
+        edges = [{frozenset((c[i], c[i - 1])) for c in (f.walk, *f.hole_walks)
+                  for i in range(len(c))} for f in self._face_table]
         return tuple(tuple(j for j in range(len(edges)) if j != k and edges[k] & edges[j])
                      for k in range(len(edges)))
 
@@ -655,9 +666,9 @@ class Drawing:
     def face_quadrants(self) -> tuple[tuple[str, ...], ...]:
         """For each face, the quadrants it covers (area > 0; a hole covers none of it)."""
         out = []
-        for k, (_, _, _, holes, *_) in enumerate(self._face_table):
+        for k, face in enumerate(self._face_table):
             qa = quadrant_areas(self.face_polygon(k), self.layout)
-            for hole in holes:
+            for hole in face.holes:
                 for q, a in quadrant_areas(hole, self.layout).items():
                     qa[q] -= a
             out.append(tuple(q for q in QUADRANTS if qa[q] > 1e-6))
@@ -670,7 +681,7 @@ class Drawing:
         for k, (cycle, area) in enumerate(self.faces):
             poly = self.face_polygon(k)
             cx, cy = self.face_centroids[k]
-            around = (*cycle, *(w for hole in self._face_table[k][5] for w in hole))
+            around = (*cycle, *(w for hole in self._face_table[k].hole_walks for w in hole))
             out.append(Enclosure(
                 polygon=poly, area=area, centroid=(cx, cy),
                 quadrant=quadrant((cx, cy), self.layout),
