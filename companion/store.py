@@ -80,16 +80,20 @@ CREATE TABLE IF NOT EXISTS meta (
 """
 
 
+def _tables(db: sqlite3.Connection) -> set[str]:
+    """The names of a database's own tables (not SQLite's)."""
+    return {row[0] for row in db.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+
+
 @cache
 def _schema_tables() -> dict[str, frozenset[str]]:
     """The tables of :data:`_SCHEMA` and the columns of each (as SQLite makes them)."""
     db = sqlite3.connect(":memory:")
     try:
         db.executescript(_SCHEMA)
-        names = [row[0] for row in db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
         return {name: frozenset(row[1] for row in db.execute(f"PRAGMA table_info({name})"))
-                for name in names}
+                for name in _tables(db)}
     finally:
         db.close()
 
@@ -284,8 +288,7 @@ class Store:
         """Refuse, before anything is written to it, a database that holds tables this program
         does not make (``--db`` given another program's file): its tables would be added to
         it, its journal switched to WAL."""
-        tables = {row[0] for row in self._db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+        tables = _tables(self._db)
         if "meta" in tables and self._db.execute(
                 "SELECT 1 FROM meta WHERE key='schema_version'").fetchone():
             return   # written by this program (a newer version: said by the caller)
