@@ -217,7 +217,11 @@ class _CardEvent(TrackerEvent):
         return self.name or f"card {self.card}"
 
     def _words(self, element: str) -> str:
-        """``element`` (``"line a-b"``, ``"candle c"``, ``"top k"``) in a player's words."""
+        """``element`` (``"line a-b"``, ``"candle c"``, ``"top k"``, ``"circle of top k"``)
+        in a player's words."""
+        circle, _, box = element.partition("circle of ")
+        if not circle and box:
+            return f"circle of {self._words(box)}"
         try:
             return load_layout(self.layout).element_name(element)
         except (BadInput, DataFileError):
@@ -296,8 +300,8 @@ class DigitCircled(_CardEvent):
 
 @dataclass(frozen=True)
 class Erased(_CardEvent):
-    """Elements (``"line a-b"``, ``"candle c"``, ``"top k"``) were wiped off a card;
-    ``wiped`` when nothing is left on it."""
+    """Elements (``"line a-b"``, ``"candle c"``, ``"top k"``, or ``"circle of top k"`` when
+    only a digit's circle went) were wiped off a card; ``wiped`` when nothing is left on it."""
 
     elements: tuple[str, ...] = ()
     wiped: bool = False

@@ -25,6 +25,12 @@ Events (:mod:`companion.tracker.events`): :class:`LineDrawn`, :class:`CandleCros
 only when something is drawn there (a card first seen blank says nothing). A card whose layout
 changes is a new card: its history is dropped without events.
 
+Erasures are held (``erase_hold``) and told together: a card wiped in several strokes is one
+"card wiped", not a warning for each element that went first, and an element read as gone for
+a while and then seen again as it was says nothing at all. A drawing on the card tells the held
+erasures first, so they keep their order (the Snake erases a line before the turn's line is
+drawn); an element wiped and written anew is one correction ("digit 5 ... (was 3)").
+
 Convention: candles are the indices 0-11 of the layout's ``candles`` list; lines are pairs
 ``(a, b)``, a < b; top boxes are numbered 0-6 left to right (DESIGN.md's ``top k``).
 """
@@ -87,12 +93,19 @@ class SigilTrackerConfig:
         the frame before, shows a hand moving over the card (writing, wiping): it casts no
         vote, since a pen or an arm makes lines the reader does not know are hidden. Unknowns
         that stay put (glare, a hand at rest) do not stop the votes.
+    erase_hold : int
+        Erasures are told once the card has cast this many votes (frames without a hand
+        moving over it) with no further erasure, all in one event, or as soon as something
+        is drawn on it (0: at once). Half a second at 10 frames a second: longer than a
+        cloth's pause between strokes that the votes see, short enough for the Snake's
+        erased line to show before its player reaches for the pen again.
     """
 
     window: int = 5
     min_votes: int = 3
     share: float = 0.6
     busy_unknown: int = 5
+    erase_hold: int = 5
 
     def __post_init__(self) -> None:
         if self.window < 1 or not 1 <= self.min_votes <= self.window:
@@ -102,6 +115,8 @@ class SigilTrackerConfig:
             raise ValueError(f"share must lie in (0.5, 1], got {self.share}")
         if self.busy_unknown < 1:
             raise ValueError(f"busy_unknown must be 1 or more, got {self.busy_unknown}")
+        if self.erase_hold < 0:
+            raise ValueError(f"erase_hold must be 0 or more, got {self.erase_hold}")
 
 
 @dataclass
@@ -112,6 +127,10 @@ class _Card:
     last_unknown: tuple[str, ...] = ()
     busy: bool = False
     name: str = ""  # how the events' texts say the card (the caller's; else its id)
+    # erasures not told yet: element -> its value before (the one last told), and the votes
+    # cast since the last of them
+    held: dict[_Element, Hashable] = field(default_factory=dict)
+    quiet: int = 0
 
 
 def _observed(state: SigilState) -> dict[_Element, Hashable]:
@@ -134,6 +153,12 @@ def _observed(state: SigilState) -> dict[_Element, Hashable]:
 
 def _blank(value: Hashable) -> bool:
     return value is False or value is None
+
+
+def _circle_wiped(before: Hashable, after: Hashable) -> bool:
+    """A top box whose circle is gone and whose digit stays."""
+    return (isinstance(before, tuple) and isinstance(after, tuple)
+            and before[0] == after[0] and before[1] and not after[1])
 
 
 class SigilTracker:
@@ -220,16 +245,26 @@ class SigilTracker:
         self._cards.pop(card, None)
 
     def _events(self, card: str, entry: _Card, changes: list, t: float) -> list[TrackerEvent]:
-        events: list[TrackerEvent] = []
+        """The events of one voting frame's ``changes`` (element, value told before, value
+        now), erasures held as the module notes say."""
         on = {"t": t, "card": card, "layout": entry.layout, "name": entry.name}
-        erased = [_name(e) for e, before, after in changes
-                  if _blank(after) and not _blank(before)]
-        if erased:
-            wiped = not any(not _blank(value) for value in entry.value.values())
-            events.append(Erased(**on, elements=tuple(erased), wiped=wiped))
+        drawn: list[tuple[_Element, Hashable, Hashable]] = []
+        erasing = False
         for element, before, after in changes:
-            if _blank(after):
-                continue
+            if element in entry.held:  # its erasure is not told yet: compare with what was
+                before = entry.held.pop(element)
+                if after == before:
+                    continue  # seen again as it was: nothing happened
+            if _blank(after) or _circle_wiped(before, after):
+                entry.held[element] = before
+                erasing = True
+            else:
+                drawn.append((element, before, after))
+        entry.quiet = 0 if erasing else entry.quiet + 1
+        events: list[TrackerEvent] = []
+        if entry.held and (drawn or entry.quiet >= self.config.erase_hold):
+            events.append(self._erased(entry, on))
+        for element, before, after in drawn:
             kind = element[0]
             if kind == "line":
                 events.append(LineDrawn(**on, a=element[1], b=element[2]))
@@ -239,12 +274,23 @@ class SigilTracker:
                 value, circled = after  # type: ignore[misc]
                 if isinstance(before, tuple) and before[0] == value and circled:
                     events.append(DigitCircled(**on, box=element[1], value=value))
-                elif isinstance(before, tuple) and before[0] == value:
-                    # The circle was wiped, the digit stays.
-                    events.append(Erased(**on, elements=(f"circle of top {element[1]}",)))
                 else:
                     events.append(DigitWritten(
                         **on, box=element[1], value=value, circled=circled,
                         previous=before[0] if isinstance(before, tuple) else None))
         return events
 
+
+    @staticmethod
+    def _erased(entry: _Card, on: Mapping[str, object]) -> Erased:
+        """The held erasures of ``entry`` as one event (and forgotten): each element by name, a
+        top box whose digit stays as its circle; ``wiped`` when the card is blank."""
+        names = []
+        for element in sorted(entry.held, key=_ELEMENTS.index):
+            if _blank(entry.value.get(element, False)):
+                names.append(_name(element))
+            else:  # the digit stays, its circle was wiped
+                names.append(f"circle of top {element[1]}")
+        entry.held.clear()
+        wiped = not any(not _blank(value) for value in entry.value.values())
+        return Erased(**on, elements=tuple(names), wiped=wiped)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from companion.tracker import (
     CandleCrossed,
+    DigitCircled,
     DigitWritten,
     Erased,
     LineDrawn,
@@ -35,6 +36,9 @@ def run(frames, card="B1", config=None):
 
 
 TURN = state(lines=[(2, 9)], crossed=[7], top={0: (4, False)})
+# a hand or a cloth moving over the card: five or more unknowns, changing from frame to frame
+MOVING = (["line 0-1", "line 0-2", "line 0-3", "line 0-4", "line 0-5"],
+          ["line 1-2", "line 1-3", "line 1-4", "line 1-5", "line 1-6"])
 
 
 @pytest.mark.parametrize(("name", "frames", "expected"), [
@@ -72,15 +76,42 @@ TURN = state(lines=[(2, 9)], crossed=[7], top={0: (4, False)})
      [state(top={0: (3, False)})] * 5 + [state(top={0: (5, False)})] * 5,
      [(2, "digit 3 written in top box 1 on card B1"),
       (7, "digit 5 written in top box 1 (was 3) on card B1")]),
-    ("a card wiped at the end of a game",
-     [TURN] * 5 + [BLANK] * 5, [(2, "new line left 3 – right 3 on card B1"),
-                                (2, "candle lower 5 crossed on card B1"),
-                                (2, "digit 4 written in top box 1 on card B1"),
-                                (7, "card B1 wiped")]),
+    ("a card wiped at the end of a game: told once the card has been quiet erase_hold frames",
+     [TURN] * 5 + [BLANK] * 10, [(2, "new line left 3 – right 3 on card B1"),
+                                 (2, "candle lower 5 crossed on card B1"),
+                                 (2, "digit 4 written in top box 1 on card B1"),
+                                 (12, "card B1 wiped")]),
+    ("a card wiped in strokes, a hand moving over it between them, is one event",
+     [TURN] * 5 + [state(unknown=MOVING[k % 2]) for k in range(3)]
+     + [state(crossed=[7])] * 4 + [state(unknown=MOVING[k % 2]) for k in range(3)]
+     + [BLANK] * 10,
+     [(2, "new line left 3 – right 3 on card B1"), (2, "candle lower 5 crossed on card B1"),
+      (2, "digit 4 written in top box 1 on card B1"), (22, "card B1 wiped")]),
     ("one line erased (a mistake corrected)",
-     [state(lines=[(2, 9), (0, 5)])] * 5 + [state(lines=[(0, 5)])] * 5,
+     [state(lines=[(2, 9), (0, 5)])] * 5 + [state(lines=[(0, 5)])] * 10,
      [(2, "new line left 1 – upper 6 on card B1"), (2, "new line left 3 – right 3 on card B1"),
-      (7, "erased line left 3 – right 3 on card B1")]),
+      (12, "erased line left 3 – right 3 on card B1")]),
+    ("two things erased a few frames apart are told together",
+     [TURN] * 5 + [state(crossed=[7], top={0: (4, False)})] * 4 + [state(crossed=[7])] * 10,
+     [(2, "new line left 3 – right 3 on card B1"), (2, "candle lower 5 crossed on card B1"),
+      (2, "digit 4 written in top box 1 on card B1"),
+      (16, "erased line left 3 – right 3, top box 1 on card B1")]),
+    ("a line erased, then the turn's line drawn before the hold ends: the erasure comes first",
+     [state(lines=[(2, 9)])] * 5 + [state()] * 3 + [state(lines=[(0, 5)])] * 5,
+     [(2, "new line left 3 – right 3 on card B1"),
+      (10, "erased line left 3 – right 3 on card B1"),
+      (10, "new line left 1 – upper 6 on card B1")]),
+    ("a line read as gone for a while, then seen again, is neither erased nor new",
+     [state(lines=[(2, 9)])] * 5 + [state()] * 3 + [state(lines=[(2, 9)])] * 10,
+     [(2, "new line left 3 – right 3 on card B1")]),
+    ("a digit wiped and another written: one correction",
+     [state(top={0: (3, True)})] * 5 + [state()] * 3 + [state(top={0: (5, False)})] * 10,
+     [(2, "digit 3 written in top box 1 (circled) on card B1"),
+      (10, "digit 5 written in top box 1 (was 3) on card B1")]),
+    ("a circle wiped, its digit kept",
+     [state(top={0: (3, True)})] * 5 + [state(top={0: (3, False)})] * 10,
+     [(2, "digit 3 written in top box 1 (circled) on card B1"),
+      (12, "erased circle of top box 1 on card B1")]),
 ])
 def test_sigil_table(name, frames, expected):
     events, _ = run(frames)
@@ -90,7 +121,7 @@ def test_sigil_table(name, frames, expected):
 def test_texts_say_the_card_by_the_name_the_caller_gives():
     tracker = SigilTracker()
     said = []
-    for i, s in enumerate([TURN] * 5 + [BLANK] * 5):
+    for i, s in enumerate([TURN] * 5 + [BLANK] * 10):
         said += tracker.update("g3p0c1", s, i / 10, name="player 1, card 2")
     assert [e.text for e in said] == [
         "new line left 3 – right 3 on player 1, card 2",
@@ -143,7 +174,7 @@ def test_event_texts_fall_back_to_indices_when_the_layout_is_unknown():
 def test_events_serialise():
     tracker = SigilTracker()
     events = []
-    for i in range(8):
+    for i in range(14):
         events += tracker.update("B1", TURN if i < 4 else BLANK, i / 10)
     docs = [e.to_json() for e in events]
     json.dumps(docs)
@@ -158,6 +189,7 @@ def test_events_serialise():
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"window": 0}, "min_votes"), ({"min_votes": 6}, "min_votes"), ({"share": 0.5}, "share"),
+    ({"erase_hold": -1}, "erase_hold"),
 ])
 def test_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -202,6 +234,55 @@ def test_a_single_noisy_frame_changes_nothing(s, noise, before, after):
     noisy, tracker = run([s] * before + [noise] + [s] * after)
     assert noisy == clean
     assert tracker.state("B1") == s
+
+
+def _replayed(events, layout="A") -> SigilState:
+    """The card a player keeping score from the events alone would have."""
+    lines, crossed, top = set(), set(), [None] * 7
+    for e in events:
+        if isinstance(e, LineDrawn):
+            lines.add((e.a, e.b))
+        elif isinstance(e, CandleCrossed):
+            crossed.add(e.candle)
+        elif isinstance(e, DigitWritten):
+            top[e.box] = TopBox(e.value, e.circled)
+        elif isinstance(e, DigitCircled):
+            top[e.box] = TopBox(e.value, True)
+        elif isinstance(e, Erased):
+            for name in e.elements:
+                kind, _, index = name.rpartition(" ")
+                if kind == "circle of top":
+                    top[int(index)] = TopBox(top[int(index)].value, False)
+                elif kind == "top":
+                    top[int(index)] = None
+                elif kind == "candle":
+                    crossed.discard(int(index))
+                else:
+                    lines.discard(tuple(int(v) for v in index.split("-")))
+    return SigilState.of(layout, sorted(lines), sorted(crossed), top, ())
+
+
+# cards drawn from a few elements, so that the same ones come and go and change
+_few_states = st.builds(
+    lambda lines, crossed, digits: state(lines=lines, crossed=crossed,
+                                         top={k: v for k, v in enumerate(digits) if v}),
+    st.lists(st.sampled_from([(0, 1), (2, 9), (4, 7)]), unique=True),
+    st.lists(st.sampled_from([3, 7]), unique=True),
+    st.lists(st.one_of(st.none(), st.tuples(st.integers(1, 2), st.booleans())), max_size=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments=st.lists(st.tuples(_few_states, st.integers(1, 7)), min_size=1, max_size=8))
+def test_the_events_tell_the_whole_card_once_it_is_still(segments):
+    # Whatever was drawn, erased, misread or corrected on the way, a player who keeps the
+    # card from the events alone has the tracker's card once the card has been still.
+    frames = [s for s, n in segments for _ in range(n)]
+    frames += [segments[-1][0]] * (SigilTrackerConfig().window + SigilTrackerConfig().erase_hold)
+    tracker = SigilTracker()
+    events = []
+    for i, s in enumerate(frames):
+        events += tracker.update("B1", s, i / 10)
+    assert _replayed(events) == tracker.state("B1") == segments[-1][0]
 
 
 _UNDER_HAND = [[f"line {a}-{b}" for a, b in [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (3, 4)][:n]]
