@@ -93,19 +93,20 @@ class SigilTrackerConfig:
         the frame before, shows a hand moving over the card (writing, wiping): it casts no
         vote, since a pen or an arm makes lines the reader does not know are hidden. Unknowns
         that stay put (glare, a hand at rest) do not stop the votes.
-    erase_hold : int
-        Erasures are told once the card has cast this many votes (frames without a hand
-        moving over it) with no further erasure, all in one event, or as soon as something
-        is drawn on it (0: at once). Half a second at 10 frames a second: longer than a
-        cloth's pause between strokes that the votes see, short enough for the Snake's
-        erased line to show before its player reaches for the pen again.
+    erase_hold : float
+        Erasures are told once the card has cast votes (frames without a hand moving over
+        it) for this many seconds with no further erasure, all in one event, or as soon as
+        something is drawn on it (0: at once). A hand moving over the card starts the wait
+        again. Half a second: longer than a cloth's pause between strokes that the votes
+        see, short enough for the Snake's erased line to show before its player reaches for
+        the pen again.
     """
 
     window: int = 5
     min_votes: int = 3
     share: float = 0.6
     busy_unknown: int = 5
-    erase_hold: int = 5
+    erase_hold: float = 0.5
 
     def __post_init__(self) -> None:
         if self.window < 1 or not 1 <= self.min_votes <= self.window:
@@ -115,7 +116,7 @@ class SigilTrackerConfig:
             raise ValueError(f"share must lie in (0.5, 1], got {self.share}")
         if self.busy_unknown < 1:
             raise ValueError(f"busy_unknown must be 1 or more, got {self.busy_unknown}")
-        if self.erase_hold < 0:
+        if not self.erase_hold >= 0:
             raise ValueError(f"erase_hold must be 0 or more, got {self.erase_hold}")
 
 
@@ -127,10 +128,10 @@ class _Card:
     last_unknown: tuple[str, ...] = ()
     busy: bool = False
     name: str = ""  # how the events' texts say the card (the caller's; else its id)
-    # erasures not told yet: element -> its value before (the one last told), and the votes
-    # cast since the last of them
+    # erasures not told yet: element -> its value before (the one last told); and since when
+    # the card has cast votes without another erasure (None: a hand is moving over it)
     held: dict[_Element, Hashable] = field(default_factory=dict)
-    quiet: int = 0
+    quiet_since: float | None = None
 
 
 def _observed(state: SigilState) -> dict[_Element, Hashable]:
@@ -200,6 +201,7 @@ class SigilTracker:
         entry.last_unknown = state.unknown
         entry.busy = hand or moving
         if entry.busy:
+            entry.quiet_since = None
             return []
         changes: list[tuple[_Element, Hashable, Hashable]] = []
         for element, value in _observed(state).items():
@@ -260,9 +262,11 @@ class SigilTracker:
                 erasing = True
             else:
                 drawn.append((element, before, after))
-        entry.quiet = 0 if erasing else entry.quiet + 1
+        if erasing or entry.quiet_since is None:
+            entry.quiet_since = t
         events: list[TrackerEvent] = []
-        if entry.held and (drawn or entry.quiet >= self.config.erase_hold):
+        # (a hair under the hold: frame times such as 1.2 - 0.7 fall just short in floats)
+        if entry.held and (drawn or t - entry.quiet_since >= self.config.erase_hold - 1e-9):
             events.append(self._erased(entry, on))
         for element, before, after in drawn:
             kind = element[0]

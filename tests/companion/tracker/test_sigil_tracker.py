@@ -76,7 +76,7 @@ MOVING = (["line 0-1", "line 0-2", "line 0-3", "line 0-4", "line 0-5"],
      [state(top={0: (3, False)})] * 5 + [state(top={0: (5, False)})] * 5,
      [(2, "digit 3 written in top box 1 on card B1"),
       (7, "digit 5 written in top box 1 (was 3) on card B1")]),
-    ("a card wiped at the end of a game: told once the card has been quiet erase_hold frames",
+    ("a card wiped at the end of a game: told once the card has been still erase_hold seconds",
      [TURN] * 5 + [BLANK] * 10, [(2, "new line left 3 – right 3 on card B1"),
                                  (2, "candle lower 5 crossed on card B1"),
                                  (2, "digit 4 written in top box 1 on card B1"),
@@ -116,6 +116,27 @@ MOVING = (["line 0-1", "line 0-2", "line 0-3", "line 0-4", "line 0-5"],
 def test_sigil_table(name, frames, expected):
     events, _ = run(frames)
     assert events == expected, name
+
+
+@pytest.mark.parametrize(("fps", "told_at"), [(10, 1.2), (5, 2.0), (2, 4.0)])
+def test_the_erase_hold_is_in_seconds_whatever_the_frame_rate(fps, told_at):
+    # votes settle the wipe on the 3rd blank frame (frame 7); it is told half a second later
+    tracker = SigilTracker()
+    said = []
+    for i, s in enumerate([TURN] * 5 + [BLANK] * 10):
+        said += [(round(e.t, 2), e.text) for e in tracker.update("B1", s, i / fps)
+                 if isinstance(e, Erased)]
+    assert said == [(told_at, "card B1 wiped")]
+
+
+def test_a_hand_moving_over_the_card_starts_the_erase_hold_again():
+    frames = ([TURN] * 5 + [state(crossed=[7], top={0: (4, False)})] * 4
+              + [state(crossed=[7], top={0: (4, False)}, unknown=MOVING[k % 2]) for k in range(4)]
+              + [state(crossed=[7], top={0: (4, False)})] * 6)
+    events, _ = run(frames)
+    # the line's erasure settles at frame 7; frames 9-12 are a hand at work; the wait begins
+    # again at frame 13 and ends half a second later
+    assert events[3:] == [(18, "erased line left 3 – right 3 on card B1")]
 
 
 def test_texts_say_the_card_by_the_name_the_caller_gives():
@@ -189,7 +210,7 @@ def test_events_serialise():
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"window": 0}, "min_votes"), ({"min_votes": 6}, "min_votes"), ({"share": 0.5}, "share"),
-    ({"erase_hold": -1}, "erase_hold"),
+    ({"erase_hold": -1}, "erase_hold"), ({"erase_hold": float("nan")}, "erase_hold"),
 ])
 def test_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -277,7 +298,7 @@ def test_the_events_tell_the_whole_card_once_it_is_still(segments):
     # Whatever was drawn, erased, misread or corrected on the way, a player who keeps the
     # card from the events alone has the tracker's card once the card has been still.
     frames = [s for s, n in segments for _ in range(n)]
-    frames += [segments[-1][0]] * (SigilTrackerConfig().window + SigilTrackerConfig().erase_hold)
+    frames += [segments[-1][0]] * (SigilTrackerConfig().window + 6)  # 10 frames a second
     tracker = SigilTracker()
     events = []
     for i, s in enumerate(frames):
