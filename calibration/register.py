@@ -160,7 +160,7 @@ def register_card(photo: str | Path | np.ndarray, layout_path: str | Path, name:
         raise BadInput(f"{where}: the card is too small in the photo ({seen:.1f} px per mm, "
                        f"at least {min_px_per_mm:g} needed): move the camera closer")
     reference = rectify_card(image, found, geom, px_per_mm)
-    from companion.cli import output_folder
+    from companion.datafiles import output_folder
 
     cards = output_folder((Path(registry) if registry is not None else registry_dir()) / "cards")
     folder = cards / name

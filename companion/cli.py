@@ -29,19 +29,6 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
-def output_folder(path: str | Path) -> Path:
-    """Make the folder a command writes into (and its parents); :class:`BadInput` when the
-    path cannot be a folder (a file on the way, no permission, ...)."""
-    out = Path(path)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise BadInput(f"{out}: exists and is not a folder") from None
-    except OSError as exc:
-        raise BadInput(f"{out}: cannot create the folder: {exc.strerror}") from None
-    return out
-
-
 def unlabel(folder: Path) -> None:
     """Remove ``folder/labels.json`` before a command writes new photos into ``folder``: until
     its new labels are written (:func:`companion.datafiles.write_whole`), the folder is

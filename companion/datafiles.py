@@ -119,6 +119,19 @@ def read_json(path: str | Path) -> Any:
     return parse_json(data, str(path))
 
 
+def output_folder(path: str | Path) -> Path:
+    """Make the folder a command writes into (and its parents); :class:`BadInput` when the
+    path cannot be a folder (a file on the way, no permission, ...)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise BadInput(f"{out}: exists and is not a folder") from None
+    except OSError as exc:
+        raise BadInput(f"{out}: cannot create the folder: {exc.strerror}") from None
+    return out
+
+
 def write_whole(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` whole or not at all: into a
     temporary file beside it, then renamed over it (a disk filling up, a failure or Ctrl-C

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from calibration.references import references
-from companion.cli import output_folder, print_json
-from companion.datafiles import read_labels
+from companion.cli import print_json
+from companion.datafiles import output_folder, read_labels
 from companion.errors import BadInput, DataFileError
 from companion.measure import bench_images, image_files
 from vision.imageio import read_image
