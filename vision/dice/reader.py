@@ -364,9 +364,10 @@ def crop_batch(image: np.ndarray, boxes: Sequence[Sequence[float]],
 
 
 def _prep(batch: np.ndarray) -> np.ndarray:
-    """``(N, H, W, 3)`` uint8 -> contiguous ``(N, 3, H, W)`` float32 ``x / 255 - 0.5`` (one
-    array, no temporaries)."""
-    x = batch.transpose(0, 3, 1, 2).astype(np.float32)
+    """``(N, H, W, 3)`` uint8 -> contiguous ``(N, 3, H, W)`` float32 ``x / 255 - 0.5``. The
+    bytes are put in the nets' order before they are widened (a float array in the frame's
+    order would be copied again by onnxruntime, which needs it contiguous)."""
+    x = np.ascontiguousarray(batch.transpose(0, 3, 1, 2)).astype(np.float32)
     np.divide(x, 255.0, out=x)
     np.subtract(x, 0.5, out=x)
     return x
