@@ -448,7 +448,7 @@ def _detect(image: np.ndarray, config: DiceConfig,
             continue
         cw, ch = max(1, round(sw * factor)), max(1, round(sh * factor))
         more, more_scores, _ = _pass(_shrink(small, (cw, ch), factor), scale * factor, config,
-                                     role)
+                                     role, read_hand=False)
         large = _side(more) * scale >= min_side
         boxes = np.concatenate([boxes, more[large]])
         scores = np.concatenate([scores, more_scores[large]])
@@ -466,11 +466,12 @@ def _side(boxes: np.ndarray) -> np.ndarray:
     return np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
 
 
-def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "",
-          ) -> tuple[np.ndarray, np.ndarray, bool]:
+def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "", *,
+          read_hand: bool = True) -> tuple[np.ndarray, np.ndarray, bool]:
     """One detector pass over ``small``, the image resized by ``scale``: its peaks' boxes in
     the image's pixels (neither clipped nor checked against the padding), their scores, and
-    the hand flag. ``role`` names the pass's own onnxruntime session."""
+    the hand flag (False unless ``read_hand``: the coarser passes' is never used). ``role`` names
+    the pass's own onnxruntime session."""
     sh, sw = small.shape[:2]
     pw, ph = -sw % 16, -sh % 16
     if pw or ph:
@@ -478,7 +479,7 @@ def _pass(small: np.ndarray, scale: float, config: DiceConfig, role: str = "",
     sess = _session(config.detector_path, role)
     out = sess.run(None, {"input": _prep(small[None])})[0][0]  # type: ignore[attr-defined]
     hand = False
-    if out.shape[0] > 3:  # hand channel, over the frame without its padding
+    if read_hand and out.shape[0] > 3:  # hand channel, over the frame without its padding
         cells = _sigmoid(out[3, :max(1, sh // STRIDE), :max(1, sw // STRIDE)])
         hand = bool((cells >= config.hand_threshold).mean() >= config.hand_min_share)
     boxes, scores = _peaks(out, min(config.peak_threshold, config.weak_threshold))
