@@ -492,15 +492,13 @@ def _peaks(out: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """The boxes ``(N, 4)`` (in the detector input's pixels) and scores ``(N,)`` of the local
     maxima of one detector output ``(C, H / 4, W / 4)`` that reach ``threshold``."""
     heat = _sigmoid(out[0])
-    peaks = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
-    ys, xs = np.nonzero(peaks & (heat >= threshold))
+    # the cells that reach the threshold and their 3x3 neighbourhood's maximum
+    ys, xs = np.nonzero((heat >= threshold) & (heat == cv2.dilate(heat, None)))
     if len(xs) == 0:
         return np.zeros((0, 4)), np.zeros(0)
-    bw = np.exp(out[1, ys, xs]) * STRIDE
-    bh = np.exp(out[2, ys, xs]) * STRIDE
-    cx = (xs + 0.5) * STRIDE
-    cy = (ys + 0.5) * STRIDE
-    return np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1), heat[ys, xs]
+    centre = (np.stack([xs, ys], 1) + 0.5) * STRIDE
+    half = np.exp(out[1:3, ys, xs]).T * (STRIDE / 2)  # half the box's width and height
+    return np.hstack([centre - half, centre + half]), heat[ys, xs]
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float, limit: int) -> list[int]:
@@ -578,7 +576,7 @@ def die_color(face: np.ndarray, neutral_saturation: float = DiceConfig.neutral_s
     body = light if 2 * np.count_nonzero(light) >= light.size else ~light
     if np.count_nonzero(body) < 3:
         body = np.ones_like(light)
-    hue, sat, val = np.median(hsv[body], axis=0)
+    hue, sat, val = _median(hsv[body])
     if val < 70:
         return "black"
     if sat < neutral_saturation:
@@ -594,6 +592,14 @@ def die_color(face: np.ndarray, neutral_saturation: float = DiceConfig.neutral_s
     if hue < 130:
         return "blue"
     return "purple"
+
+
+def _median(values: np.ndarray) -> np.ndarray:
+    """``np.median(values, axis=0)`` of ``(N, C)`` values (float64, the mean of the two middle
+    ones for an even ``N``), in one partition of every column."""
+    lo, hi = (len(values) - 1) // 2, len(values) // 2
+    part = np.partition(values, (lo, hi), axis=0)
+    return (part[lo].astype(np.float64) + part[hi]) / 2
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -765,20 +771,18 @@ def _die(box: tuple[float, ...], score: float, p: np.ndarray, crop: np.ndarray,
     values = p[1:7]
     k = int(np.argmax(p[1:]))
     name = CLASSES[1 + k]
+    if name in ("cocked", "unreadable"):
+        value, conf = None, float(min(1.0, score * p[1 + k]))
+    else:
+        value = int(np.argmax(values)) + 1 if _reads_value(p, config) else None
+        conf = float(min(1.0, float(values.max()) * math.sqrt(score)))
+        name = "flat" if value is not None else "unreadable"
+    if value is None and score < config.unreadable_min_score:
+        return None
     inner = crop[int(CROP * 0.25):int(CROP * 0.75), int(CROP * 0.25):int(CROP * 0.75)]
     color = ("translucent" if clear >= config.translucent_threshold
              else die_color(inner, config.neutral_saturation))
-    if name in ("cocked", "unreadable"):
-        if score < config.unreadable_min_score:
-            return None
-        return Die(None, color, box, float(min(1.0, score * p[1 + k])), name)
-    best = float(values.max())
-    conf = float(min(1.0, best * math.sqrt(score)))
-    if not _reads_value(p, config):
-        if score < config.unreadable_min_score:
-            return None
-        return Die(None, color, box, conf, "unreadable")
-    return Die(int(np.argmax(values)) + 1, color, box, conf, "flat")
+    return Die(value, color, box, conf, name)
 
 
 def _is_group(whole: Die, others: Sequence[Die], config: DiceConfig) -> bool:
