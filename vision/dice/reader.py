@@ -637,6 +637,17 @@ def _view_pixels(h: int, w: int, views: tuple[int, ...]) -> np.ndarray:
                            for k in views])
 
 
+def _prepared_views(x: np.ndarray, views: Sequence[int]) -> np.ndarray:
+    """Square crops prepared for a net (:func:`_prep`, ``(N, C, S, S)``) in each of ``views``,
+    one after another: ``_prep(crop_views(crops, views))``, the same floats (each pixel's
+    value does not depend on where it is). Turned plane by plane, whose rows are contiguous:
+    several times faster than :func:`crop_views` and :func:`_prep` after it."""
+    out = np.empty((len(views), *x.shape), x.dtype)
+    for j, k in enumerate(views):
+        out[j] = np.rot90(x[..., ::-1] if k >= 4 else x, k % 4, axes=(2, 3))
+    return out.reshape(-1, *x.shape[1:])
+
+
 def _classify(sess: object, crops: np.ndarray, views: Sequence[int],
               confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities ``(N, len(CLASSES))`` and "translucent" probabilities ``(N,)`` of
@@ -645,21 +656,22 @@ def _classify(sess: object, crops: np.ndarray, views: Sequence[int],
     "translucent" probability is as sure (at least ``confidence`` or at most one minus it)
     keeps that reading."""
     def run(batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        out = sess.run(None, {"input": _prep(batch)})[0]  # type: ignore[attr-defined]
+        out = sess.run(None, {"input": batch})[0]  # type: ignore[attr-defined]
         clear = (_sigmoid(out[:, len(CLASSES)]) if out.shape[1] > len(CLASSES)
                  else np.zeros(len(out)))
         return _softmax(out[:, :len(CLASSES)]), clear
 
     n = len(views)
+    x = _prep(crops)
     if n == 1 or math.isinf(confidence):
-        probs, clear = run(crop_views(crops, views))
+        probs, clear = run(_prepared_views(x, views))
         return (probs.reshape(n, len(crops), -1).mean(axis=0),
                 clear.reshape(n, len(crops)).mean(axis=0))
-    probs, clear = run(crops)
+    probs, clear = run(x)
     unsure = np.flatnonzero((probs.max(axis=1) < confidence)
                             | (np.minimum(clear, 1.0 - clear) > 1.0 - confidence))
     if len(unsure):
-        more, more_clear = run(crop_views(crops[unsure], views[1:]))
+        more, more_clear = run(_prepared_views(x[unsure], views[1:]))
         more = more.reshape(n - 1, len(unsure), -1).sum(axis=0)
         more_clear = more_clear.reshape(n - 1, len(unsure)).sum(axis=0)
         probs[unsure] = (probs[unsure] + more) / n
@@ -806,7 +818,8 @@ def face_shapes(image: np.ndarray, boxes: Sequence[Sequence[float]], config: Dic
     crops = crop_batch(image, boxes, size=FACE_CROP, aspect=0.0, min_fill=0.0)
     views = max(1, min(8, config.lean_views))
     sess = _session(config.face_path)
-    out = sess.run(None, {"input": _prep(crop_views(crops, range(views)))})[0]  # type: ignore[attr-defined]
+    x = _prepared_views(_prep(crops), range(views))
+    out = sess.run(None, {"input": x})[0]  # type: ignore[attr-defined]
     out = out.reshape(views, len(crops), 2)
     return np.mean([view_shapes(out[k], k) for k in range(views)], axis=0)
 
