@@ -100,7 +100,10 @@ def _through_lens(flat: np.ndarray, centres: np.ndarray, axis: Sequence[float],
     ray /= np.linalg.norm(ray, axis=-1, keepdims=True)
     e1 = np.array([1.0, 0.0, 0.0]) - ray[..., :1] * ray
     e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
-    e2 = np.cross(ray, e1)
+    # ray x e1, written out: np.cross's own products and differences, without its overhead
+    e2 = np.stack([ray[..., 1] * e1[..., 2] - ray[..., 2] * e1[..., 1],
+                   ray[..., 2] * e1[..., 0] - ray[..., 0] * e1[..., 2],
+                   ray[..., 0] * e1[..., 1] - ray[..., 1] * e1[..., 0]], axis=-1)
     frame = np.stack([e1, e2, ray], axis=-1)  # (F, N, 3, 3): columns e1, e2, ray
     k = frame[..., :2, :2].swapaxes(-1, -2)[:, :, None]  # (F, N, 1, 2, 2): image -> ray's plane
     ellipse = np.eye(2) - flat[..., :, None] * flat[..., None, :]  # (N, K, 2, 2)

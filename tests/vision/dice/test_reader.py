@@ -494,6 +494,28 @@ def test_crop_views_of_crops_that_are_not_square():
         crop_views(crops, [0, 1])
 
 
+def test_prepared_views_are_the_views_prepared():
+    from vision.dice import reader
+
+    rng = np.random.default_rng(63)
+    crops = rng.integers(0, 256, (5, 4, 4, 3), dtype=np.uint8)
+    for views in ([0], [1, 7], list(range(8)), [5, 2, 4]):
+        got = reader._prepared_views(reader._prep(crops), views)
+        assert got.flags.c_contiguous
+        assert np.array_equal(got, reader._prep(reader.crop_views(crops, views)))
+    assert reader._prepared_views(reader._prep(crops[:0]), [0, 1]).shape == (0, 3, 4, 4)
+
+
+def test_median_is_numpys():
+    from vision.dice import reader
+
+    rng = np.random.default_rng(63)
+    for n in (1, 2, 3, 10, 11, 400):
+        values = rng.integers(0, 256, (n, 3), dtype=np.uint8)
+        got = reader._median(values)
+        assert got.dtype == np.float64 and np.array_equal(got, np.median(values, axis=0))
+
+
 @pytest.mark.parametrize("shape, size", [
     ((720, 1280, 3), (512, 288)),  # whole factor 2, then 640 -> 512
     ((1080, 1920, 3), (512, 288)),  # whole factor 3
