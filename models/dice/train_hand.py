@@ -53,8 +53,8 @@ WORK = 512  # the reader's work size (DiceConfig.work_size)
 STRIDE = 4
 HAND_RATE = 0.5
 HAND_VARIETY = 0.75
-LOOKS = {"distractor_rate": 0.4, "board_rate": 0.15, "board_dice_rate": 0.05,
-         "stone_rate": 0.15, "desk_rate": 0.2, "sheet_rate": 0.15, "wide_rate": 0.2}
+LOOKS = {"distractor_rate": 0.6, "board_rate": 0.15, "board_dice_rate": 0.05,
+         "stone_rate": 0.15, "desk_rate": 0.4, "sheet_rate": 0.15, "wide_rate": 0.2}
 
 
 class HandBranch(nn.Module):

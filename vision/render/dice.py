@@ -1052,7 +1052,7 @@ def _cloth(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
 
 def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.ndarray:
     """Draw a hand in one of :data:`HAND_POSES` entering from an edge, in place; return its
-    mask in [0, 1] (skin and sleeve, not the pen it holds).
+    mask in [0, 1]: the skin (not a sleeve, which alone is no hand, nor the pen it holds).
 
     Open hand, fist, one pointing finger, a hand holding a pen or pencil (a thin rod of any
     colour), or only fingertips reaching in from the frame's edge; a bare arm or a sleeve with a
@@ -1060,7 +1060,10 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
     darker outlines and creases); sometimes motion blur.
     """
     h, w = frame.shape[:2]
-    scale = min(scale * rng.uniform(0.7, 1.3), 0.25 * min(h, w))
+    # a finger is about as wide as a die or wider (16-20 mm against 16 mm), more when the hand
+    # is above the table, nearer the camera: 0.3-1.3 times ``scale`` (render_scene's 1.5-3
+    # die edges) for a finger's width
+    scale = min(scale * rng.uniform(1.0, 2.2), 0.3 * min(h, w))
     pose = HAND_POSES[int(rng.integers(len(HAND_POSES)))]
     side = int(rng.integers(0, 4))
     t = rng.uniform(0.05, 0.95)
@@ -1084,7 +1087,7 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
     colour = np.zeros((h, w, 3), np.float32)
     drawn = np.zeros((h, w), np.float32)  # everything drawn (the pen too)
     hand = np.zeros((h, w), np.float32)  # the mask returned
-    crease = rng.uniform(0.55, 0.8)
+    crease = rng.uniform(0.55, 1.0)  # 1: no darker outline (diffuse light)
 
     def paint(part: np.ndarray, fill: np.ndarray, is_hand: bool = True) -> None:
         on = part > 0
@@ -1092,8 +1095,7 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
         edge = on & ~(cv2.erode(part, np.ones((3, 3), np.uint8)) > 0)
         colour[edge] *= crease
         drawn[on] = 1.0
-        if is_hand:
-            hand[on] = 1.0
+        hand[on] = 1.0 if is_hand else 0.0  # a sleeve or pen over skin hides it
 
     def blank() -> np.ndarray:
         return np.zeros((h, w), np.uint8)
@@ -1109,11 +1111,11 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
         end = -rng.uniform(1.0, 2.5)
         cv2.line(sleeve, at(-8, 0), at(end, 0), 1, int(arm_w * rng.uniform(1.15, 1.5)))
         cloth = _cloth(rng, h, w)
-        paint(sleeve, cloth)
+        paint(sleeve, cloth, is_hand=False)
         if rng.random() < 0.6:  # a cuff of another shade
             cuff = blank()
             cv2.line(cuff, at(end - 0.35, 0), at(end, 0), 1, int(arm_w * 1.5))
-            paint(cuff, cloth * rng.uniform(0.6, 1.3))
+            paint(cuff, cloth * rng.uniform(0.6, 1.3), is_hand=False)
     palm_mask = blank()
     cv2.ellipse(palm_mask, at(0, 0), (int(scale * rng.uniform(0.9, 1.1)),
                                       int(scale * rng.uniform(0.8, 0.95))),
@@ -1167,16 +1169,17 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
             finger(0.6, -0.6, d / np.linalg.norm(d), float(np.linalg.norm(d)) * 0.6, fw)
         finger(0.0, -0.85, rot(inward, -np.sign(perp @ rot(inward, 90)) * rng.uniform(10, 45)),
                rng.uniform(0.7, 1.1), int(fw * 1.15))
-    # light from one side: shading across the limbs and a darker rim, skin texture
+    # light from one side (or none: diffuse light, flat skin): shading across the limbs and a
+    # darker rim, skin texture
     soft = cv2.GaussianBlur(drawn, (0, 0), max(1.0, scale * 0.35))
     gy, gx = np.gradient(soft)
     az = rng.uniform(0, 2 * math.pi)
     side_light = gx * math.cos(az) + gy * math.sin(az)
     side_light /= max(float(np.abs(side_light).max()), 1e-6)
     inner = cv2.distanceTransform((drawn > 0).astype(np.uint8), cv2.DIST_L2, 3)
-    rim = 1 - rng.uniform(0.05, 0.4) * (1 - np.clip(inner / max(1.0, 0.3 * scale), 0, 1)) ** 2
-    shade = (1 + rng.uniform(0.1, 0.7) * side_light) * rim
-    shade *= 1 + 0.1 * _noise_field(rng, h, w, max(3.0, scale / 3))
+    rim = 1 - rng.uniform(0.0, 0.4) * (1 - np.clip(inner / max(1.0, 0.3 * scale), 0, 1)) ** 2
+    shade = (1 + rng.uniform(0.0, 0.7) * side_light) * rim
+    shade *= 1 + rng.uniform(0.02, 0.12) * _noise_field(rng, h, w, max(3.0, scale / 3))
     colour *= shade[..., None]
     alpha = cv2.GaussianBlur(drawn, (0, 0), max(0.6, scale * 0.03))
     hand = cv2.GaussianBlur(hand, (0, 0), max(0.6, scale * 0.03))
