@@ -141,7 +141,8 @@ def load_onnx(model: nn.Module, path: Path) -> None:
     A k x k convolution of stride k takes the weight of a 1x1 convolution over the k x k
     blocks folded into channels (space-to-depth, channel ``c k^2 + i k + j`` for pixel ``(i,
     j)`` of channel ``c``), the same function: the detector's stem as exported until session
-    26 (:class:`Detector`).
+    26 (:class:`Detector`). The nodes of a hand branch (``models/dice/train_hand.py``, named
+    ``hand/...``) are left out: the detector loads as trained, its own hand row included.
     """
     import onnx
     from onnx import numpy_helper
@@ -149,7 +150,8 @@ def load_onnx(model: nn.Module, path: Path) -> None:
     graph = onnx.load(str(path)).graph
     inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
     params = [(inits[n.input[1]], inits[n.input[2]] if len(n.input) > 2 else None)
-              for n in graph.node if n.op_type in ("Conv", "Gemm")]
+              for n in graph.node if n.op_type in ("Conv", "Gemm")
+              and not n.name.startswith("hand/")]  # a hand branch (train_hand.py): not ours
     mods = list(model.modules())
     layers = [(m, mods[k + 1] if k + 1 < len(mods) and isinstance(mods[k + 1], nn.BatchNorm2d)
                else None) for k, m in enumerate(mods) if isinstance(m, (nn.Conv2d, nn.Linear))]

@@ -229,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cocked-rate", type=float, default=None,
                         help="share of the table scenes' dice drawn leaning on an edge or "
                         "another die (render_scene's cocked_rate; default its own)")
+    parser.add_argument("--hand-rate", type=float, default=None,
+                        help="share of table scenes with a hand (render_scene's hand_rate; "
+                        "default its own)")
+    parser.add_argument("--hand-variety", type=float, default=0.0,
+                        help="share of those hands drawn in the varied styles: open hand, fist, "
+                        "pointing finger, pen, fingertips at the edge, sleeves, pale to very dark "
+                        "skin, side light, motion blur (render_scene's hand_variety; default 0)")
     parser.add_argument("--side", type=range_arg, default=(44, 128), metavar="LO,HI",
                         help="with --closeups: the close-ups' side range in pixels (default "
                         "44,128)")
@@ -251,6 +258,10 @@ def scenes(args: argparse.Namespace) -> Iterator[tuple[np.ndarray, list[dict], d
                               ("stretch", args.stretch)) if v}
     if args.cocked_rate is not None:
         view["cocked_rate"] = args.cocked_rate
+    if args.hand_rate is not None:
+        view["hand_rate"] = args.hand_rate
+    if args.hand_variety:  # 0: not passed, the scenes as before the option existed
+        view["hand_variety"] = args.hand_variety
     looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
     for i in range(args.count):
         extras: dict = {}

@@ -35,9 +35,9 @@ import numpy as np
 from vision.imageio import jpeg_round_trip
 
 __all__ = ["CLOSEUP_TILT", "COCKED_RATE", "COLORS", "CUT_INSIDE", "DESK_KINDS", "DISTRACTOR_KINDS",
-           "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board", "draw_dice",
-           "draw_distractors", "draw_sheet", "random_background", "random_specs", "render_closeup",
-           "render_scene", "sharp_spec", "stone_background", "vivid_spec"]
+           "HAND_POSES", "READ_INSIDE", "DieSpec", "board_places", "clear_spec", "draw_board",
+           "draw_dice", "draw_distractors", "draw_sheet", "random_background", "random_specs",
+           "render_closeup", "render_scene", "sharp_spec", "stone_background", "vivid_spec"]
 
 # a close-up's die with less than READ_INSIDE of its top face inside the frame is unreadable,
 # and with less than CUT_INSIDE there is too little of it to learn from (render_closeup)
@@ -1021,6 +1021,184 @@ def _draw_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.
     return mask
 
 
+# the new hand styles (render_scene's hand_variety): how a hand holds itself
+HAND_POSES = ("open", "fist", "point", "pen", "edge")
+
+
+def _skin_tone(rng: np.random.Generator) -> np.ndarray:
+    """A skin colour (BGR) anywhere from very pale to very dark, warm or olive."""
+    stops = np.array([(245, 225, 212), (226, 186, 160), (196, 148, 112), (150, 100, 70),
+                      (100, 64, 44), (58, 38, 28)], float)  # RGB, pale to dark
+    t = rng.uniform(0, len(stops) - 1)
+    k = min(int(t), len(stops) - 2)
+    rgb = stops[k] + (stops[k + 1] - stops[k]) * (t - k)
+    rgb = rgb + rng.normal(0, 1, 3) * np.array([7.0, 7.0, 9.0])
+    rgb[1] += rng.normal(0, 5)  # olive or rosy
+    return np.clip(rgb[::-1], 10, 255)
+
+
+def _cloth(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    """A sleeve's cloth ``(h, w, 3)`` float BGR: any colour, knit noise, maybe stripes."""
+    base = rng.uniform(20, 235, 3)
+    img = np.broadcast_to(base, (h, w, 3)).astype(np.float32).copy()
+    img *= (1 + 0.08 * _noise_field(rng, h, w, 2.0))[..., None]
+    if rng.random() < 0.3:
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ang = rng.uniform(0, math.pi)
+        stripes = np.sin((xx * math.cos(ang) + yy * math.sin(ang)) / rng.uniform(2, 8)) > 0.3
+        img[stripes] = rng.uniform(20, 235, 3)
+    return img
+
+
+def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float) -> np.ndarray:
+    """Draw a hand in one of :data:`HAND_POSES` entering from an edge, in place; return its
+    mask in [0, 1]: the skin (not a sleeve, which alone is no hand, nor the pen it holds).
+
+    Open hand, fist, one pointing finger, a hand holding a pen or pencil (a thin rod of any
+    colour), or only fingertips reaching in from the frame's edge; a bare arm or a sleeve with a
+    cuff; a skin tone from very pale to very dark; side lighting (shading across the limbs,
+    darker outlines and creases); sometimes motion blur.
+    """
+    h, w = frame.shape[:2]
+    # a finger is about as wide as a die or wider (16-20 mm against 16 mm), more when the hand
+    # is above the table, nearer the camera: 0.3-1.3 times ``scale`` (render_scene's 1.5-3
+    # die edges) for a finger's width
+    scale = min(scale * rng.uniform(1.0, 2.2), 0.3 * min(h, w))
+    pose = HAND_POSES[int(rng.integers(len(HAND_POSES)))]
+    side = int(rng.integers(0, 4))
+    t = rng.uniform(0.05, 0.95)
+    entry = np.array([(t * w, 0), (t * w, h), (0, t * h), (w, t * h)][side], float)
+    inward = np.array([(0, 1), (0, -1), (1, 0), (-1, 0)][side], float) + rng.normal(0, 0.35, 2)
+    inward /= np.linalg.norm(inward)
+    perp = np.array([-inward[1], inward[0]]) * (1 if rng.random() < 0.5 else -1)  # which hand
+    reach = (rng.uniform(-1.6, 0.2) if pose == "edge" else rng.uniform(1.0, 4.0)) * scale
+    palm = entry + inward * reach
+
+    def at(u: float, v: float) -> tuple[int, int]:  # hand-local (along, across) in scales
+        p = palm + inward * u * scale + perp * v * scale
+        return round(float(p[0])), round(float(p[1]))
+
+    def rot(d: np.ndarray, deg: float) -> np.ndarray:
+        a = math.radians(deg)
+        return np.array([d[0] * math.cos(a) - d[1] * math.sin(a),
+                         d[0] * math.sin(a) + d[1] * math.cos(a)])
+
+    skin = _skin_tone(rng)
+    colour = np.zeros((h, w, 3), np.float32)
+    drawn = np.zeros((h, w), np.float32)  # everything drawn (the pen too)
+    hand = np.zeros((h, w), np.float32)  # the mask returned
+    crease = rng.uniform(0.55, 1.0)  # 1: no darker outline (diffuse light)
+
+    def paint(part: np.ndarray, fill: np.ndarray, is_hand: bool = True) -> None:
+        on = part > 0
+        colour[on] = fill[on] if fill.ndim == 3 else fill
+        edge = on & ~(cv2.erode(part, np.ones((3, 3), np.uint8)) > 0)
+        colour[edge] *= crease
+        drawn[on] = 1.0
+        hand[on] = 1.0 if is_hand else 0.0  # a sleeve or pen over skin hides it
+
+    def blank() -> np.ndarray:
+        return np.zeros((h, w), np.uint8)
+
+    fw = max(2, round(scale * rng.uniform(0.26, 0.38)))  # finger width
+    # the arm: bare, or a sleeve ending in a cuff short of the wrist
+    arm_w = max(3, int(scale * rng.uniform(1.1, 1.7)))
+    arm = blank()
+    cv2.line(arm, at(-8, 0), at(-0.6, 0), 1, arm_w)
+    paint(arm, skin)
+    if rng.random() < 0.5:
+        sleeve = blank()
+        end = -rng.uniform(1.0, 2.5)
+        cv2.line(sleeve, at(-8, 0), at(end, 0), 1, int(arm_w * rng.uniform(1.15, 1.5)))
+        cloth = _cloth(rng, h, w)
+        paint(sleeve, cloth, is_hand=False)
+        if rng.random() < 0.6:  # a cuff of another shade
+            cuff = blank()
+            cv2.line(cuff, at(end - 0.35, 0), at(end, 0), 1, int(arm_w * 1.5))
+            paint(cuff, cloth * rng.uniform(0.6, 1.3), is_hand=False)
+    palm_mask = blank()
+    cv2.ellipse(palm_mask, at(0, 0), (int(scale * rng.uniform(0.9, 1.1)),
+                                      int(scale * rng.uniform(0.8, 0.95))),
+                float(np.degrees(math.atan2(inward[1], inward[0]))), 0, 360, 1, -1)
+    paint(palm_mask, skin * rng.uniform(0.9, 1.05))
+
+    def finger(u0: float, v0: float, direction: np.ndarray, length: float, width: int,
+               tint: float = 1.0) -> np.ndarray:
+        m = blank()
+        base = np.array(at(u0, v0), float)
+        tip = base + direction * length * scale
+        cv2.line(m, (int(base[0]), int(base[1])), (int(tip[0]), int(tip[1])), 1, width)
+        paint(m, skin * tint)
+        if rng.random() < 0.5 and width >= 4:  # a nail
+            nail = blank()
+            nb = base + direction * (length * scale - width * 0.55)
+            cv2.ellipse(nail, (int(nb[0]), int(nb[1])), (max(1, width // 3), max(1, width // 4)),
+                        float(np.degrees(math.atan2(direction[1], direction[0]))), 0, 360, 1, -1)
+            paint(nail, np.clip(skin * 1.12 + 25, 0, 255))
+        return tip
+
+    thumb_dir = rot(inward, -np.sign(perp @ rot(inward, 90)) * rng.uniform(35, 70))
+    if pose in ("open", "edge"):
+        n = int(rng.integers(1, 5)) if pose == "edge" else 4
+        spread = rng.uniform(3, 15)
+        for k in range(n):
+            v = (k - 1.5) * 0.45
+            finger(0.6, v, rot(inward, (k - 1.5) * spread + rng.normal(0, 4)),
+                   rng.uniform(0.9, 1.6) * (0.85 if k in (0, 3) else 1.0), fw)
+        if pose == "open" or rng.random() < 0.3:
+            finger(-0.1, -0.85, thumb_dir, rng.uniform(0.8, 1.1), int(fw * 1.15))
+    else:  # fist, point, pen: curled fingers as a row of knuckles
+        pen_tip = None
+        if pose == "pen":
+            pen_dir = rot(inward, rng.uniform(-35, 35))
+            pen = blank()
+            p0 = np.array(at(0.2, -0.3), float)
+            p1 = p0 + pen_dir * scale * rng.uniform(2.0, 3.5)
+            cv2.line(pen, (int(p0[0]), int(p0[1])), (int(p1[0]), int(p1[1])), 1,
+                     max(2, int(scale * rng.uniform(0.09, 0.2))))
+            paint(pen, rng.uniform(0, 255, 3), is_hand=False)
+            pen_tip = p1
+        for k in range(4):
+            m = blank()
+            cv2.circle(m, at(0.75, (k - 1.5) * 0.42), max(2, int(fw * 0.75)), 1, -1)
+            paint(m, skin * rng.uniform(0.92, 1.03))
+        if pose == "point":
+            finger(0.7, -0.65, rot(inward, rng.normal(0, 12)), rng.uniform(1.3, 2.1), fw)
+        if pose == "pen":
+            d = (pen_tip - np.array(at(0.6, -0.6), float)) / scale
+            finger(0.6, -0.6, d / np.linalg.norm(d), float(np.linalg.norm(d)) * 0.6, fw)
+        finger(0.0, -0.85, rot(inward, -np.sign(perp @ rot(inward, 90)) * rng.uniform(10, 45)),
+               rng.uniform(0.7, 1.1), int(fw * 1.15))
+    # light from one side (or none: diffuse light, flat skin): shading across the limbs and a
+    # darker rim, skin texture
+    soft = cv2.GaussianBlur(drawn, (0, 0), max(1.0, scale * 0.35))
+    gy, gx = np.gradient(soft)
+    az = rng.uniform(0, 2 * math.pi)
+    side_light = gx * math.cos(az) + gy * math.sin(az)
+    side_light /= max(float(np.abs(side_light).max()), 1e-6)
+    inner = cv2.distanceTransform((drawn > 0).astype(np.uint8), cv2.DIST_L2, 3)
+    rim = 1 - rng.uniform(0.0, 0.4) * (1 - np.clip(inner / max(1.0, 0.3 * scale), 0, 1)) ** 2
+    shade = (1 + rng.uniform(0.0, 0.7) * side_light) * rim
+    shade *= 1 + rng.uniform(0.02, 0.12) * _noise_field(rng, h, w, max(3.0, scale / 3))
+    colour *= shade[..., None]
+    alpha = cv2.GaussianBlur(drawn, (0, 0), max(0.6, scale * 0.03))
+    hand = cv2.GaussianBlur(hand, (0, 0), max(0.6, scale * 0.03))
+    if rng.random() < 0.3:  # the hand moving
+        k = int(rng.integers(5, max(6, min(26, int(scale * 0.6)))))
+        kern = np.zeros((k, k), np.float32)
+        kern[k // 2, :] = 1.0 / k
+        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
+        kern = cv2.warpAffine(kern, m, (k, k))
+        kern /= max(float(kern.sum()), 1e-6)
+        premul = cv2.filter2D(colour * alpha[..., None], -1, kern)
+        alpha = cv2.filter2D(alpha, -1, kern)
+        hand = cv2.filter2D(hand, -1, kern)
+        colour = premul / np.maximum(alpha, 1e-3)[..., None]
+    a = np.clip(alpha, 0, 1)[..., None]
+    frame[:] = np.clip(frame.astype(np.float32) * (1 - a) + colour * a, 0, 255).astype(np.uint8)
+    return np.clip(hand, 0, 1)
+
+
 # ----------------------------------------------------------------------------- scenes
 def random_specs(rng: np.random.Generator, h: int, w: int, *, count: int,
                  size_px: float, cocked_rate: float = COCKED_RATE,
@@ -1351,7 +1529,7 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
                  degrade: bool = True, clear_rate: float = 0.0,
                  stone_rate: float = 0.0, board_rate: float = 0.0,
                  board_dice_rate: float = 0.0, desk_rate: float = 0.0,
-                 wide_rate: float = 0.0, sheet_rate: float = 0.0,
+                 wide_rate: float = 0.0, sheet_rate: float = 0.0, hand_variety: float = 0.0,
                  ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Render one labelled table scene.
 
@@ -1363,6 +1541,10 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     size_px : range of the die edge length in pixels.
     tilt_deg : range of the camera tilt from vertical.
     hand_rate : probability of a hand entering the frame.
+    hand_variety : share of those hands drawn in the varied styles of :func:`_draw_varied_hand`
+        (open hand, fist, pointing finger, holding a pen, fingertips at the edge; sleeves,
+        pale to very dark skin, side lighting, motion blur) instead of the one flat style. At
+        its default 0 it draws nothing from ``rng``: scenes are the same as before it existed.
     colors : body colour names to draw from (default: all of :data:`COLORS`).
     cocked_rate, translucent_rate : share of cocked and translucent dice.
     clear_rate : share of casino-style see-through dice (:func:`clear_spec`).
@@ -1462,7 +1644,11 @@ def render_scene(rng: np.random.Generator, *, width: int = 640, height: int = 48
     hand = bool(rng.random() < hand_rate)
     mask = None
     if hand:
-        mask = _draw_hand(frame, rng, scale=size * rng.uniform(1.5, 3.0))
+        scale = size * rng.uniform(1.5, 3.0)
+        if hand_variety > 0 and rng.random() < hand_variety:
+            mask = _draw_varied_hand(frame, rng, scale)
+        else:
+            mask = _draw_hand(frame, rng, scale=scale)
         labels = _mark_covered(mask, labels)
     for label in labels:
         label["hand"] = hand

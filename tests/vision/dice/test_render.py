@@ -18,6 +18,7 @@ from vision.render.dice import (
     DISTRACTOR_KINDS,
     READ_INSIDE,
     DieSpec,
+    _draw_varied_hand,
     board_places,
     clear_spec,
     draw_board,
@@ -590,3 +591,44 @@ def test_scenes_of_dice_on_a_sheet_are_seeded_and_off_by_default():
             if ring.size:
                 grounds.append(float(np.median(ring)))
     assert len(grounds) >= 20 and np.mean(np.array(grounds) > 140) > 0.6
+
+
+def test_hands_without_variety_are_drawn_as_before():
+    """hand_variety defaults to 0 and then draws nothing from the rng: scenes with the old flat
+    hand are those of the renderer before the option existed (digest taken on that renderer,
+    session 63), images, labels and hand masks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for i in range(4):
+        extras: dict = {}
+        image, labels = render_scene(np.random.default_rng([63, i]), width=160, height=120,
+                                     hand_rate=1.0, extras=extras)
+        same = render_scene(np.random.default_rng([63, i]), width=160, height=120,
+                            hand_rate=1.0, hand_variety=0.0)
+        assert np.array_equal(image, same[0]) and labels == same[1]
+        digest.update(image.tobytes() + repr(labels).encode() + extras["hand_mask"].tobytes())
+    assert digest.hexdigest()[:16] == "9e221070ed7e0f69"
+
+
+def test_varied_hands_are_seeded_and_differ_from_the_flat_ones():
+    plain = render_scene(np.random.default_rng(21), width=160, height=120, hand_rate=1.0)
+    a = render_scene(np.random.default_rng(21), width=160, height=120, hand_rate=1.0,
+                     hand_variety=1.0)
+    b = render_scene(np.random.default_rng(21), width=160, height=120, hand_rate=1.0,
+                     hand_variety=1.0)
+    assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+    assert not np.array_equal(a[0], plain[0])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_varied_hand_paints_where_its_mask_is(seed):
+    """The mask is the hand (skin, sleeve), in [0, 1], covering part of the frame, and the
+    frame is painted under it; every style is drawn by some seed."""
+    frame = np.full((240, 320, 3), 128, np.uint8)
+    mask = _draw_varied_hand(frame, np.random.default_rng(seed), 40.0)
+    assert mask.shape == (240, 320) and mask.min() >= 0 and mask.max() <= 1
+    assert 0.003 < float((mask > 0.5).mean()) < 0.8
+    moved = np.abs(frame.astype(int) - 128).max(axis=2)
+    assert np.mean(moved[mask > 0.9] > 3) > 0.8
+
