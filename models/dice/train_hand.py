@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.dice.train import conv_bn
+from models.dice.train import conv_bn, cosine_lr
 from vision.render.dice import render_scene
 
 FEATURE = "/s16/s16.2/s16.2.5/Relu_output_0"  # the detector's stride-16 features (96 channels)
@@ -231,9 +231,7 @@ def main() -> None:
     start = time.time()
     step = 0
     while time.time() - start < budget:
-        frac = (time.time() - start) / budget
-        for group in opt.param_groups:
-            group["lr"] = 3e-3 * 0.5 * (1 + np.cos(np.pi * frac))
+        cosine_lr(opt, 3e-3, (time.time() - start) / budget)
         g = groups[step % len(groups)]
         idx = np.sort(rng.choice(len(g["hands"]), min(32, len(g["hands"])), replace=False))
         feat, img, y = (torch.from_numpy(g[k][idx].astype(np.float32))
