@@ -29,7 +29,9 @@ Erasures are held (``erase_hold``) and told together: a card wiped in several st
 "card wiped", not a warning for each element that went first, and an element read as gone for
 a while and then seen again as it was says nothing at all. A drawing on the card tells the held
 erasures first, so they keep their order (the Snake erases a line before the turn's line is
-drawn); an element wiped and written anew is one correction ("digit 5 ... (was 3)").
+drawn); an element wiped and written anew is one correction ("digit 5 ... (was 3)"). A card
+out of view casts no votes: erasures held when it left wait for it (a card taken off the table
+to be wiped comes back blank, and the whole wipe is one event).
 
 Convention: candles are the indices 0-11 of the layout's ``candles`` list; lines are pairs
 ``(a, b)``, a < b; top boxes are numbered 0-6 left to right (DESIGN.md's ``top k``).
@@ -95,11 +97,13 @@ class SigilTrackerConfig:
         that stay put (glare, a hand at rest) do not stop the votes.
     erase_hold : float
         Erasures are told once the card has cast votes (frames without a hand moving over
-        it) for this many seconds with no further erasure, all in one event, or as soon as
-        something is drawn on it (0: at once). A hand moving over the card starts the wait
-        again. Half a second: longer than a cloth's pause between strokes that the votes
-        see, short enough for the Snake's erased line to show before its player reaches for
-        the pen again.
+        it) for this many seconds, and in at least ``min_votes`` frames, with no further
+        erasure, all in one event; or as soon as something is drawn on it (0 seconds: after
+        ``min_votes`` frames). A hand moving over the card starts the wait again. Half a
+        second: longer than a cloth's pause between strokes that the votes see, short enough
+        for the Snake's erased line to show before its player reaches for the pen again. The
+        ``min_votes`` frames give whatever else is being erased the votes it needs to join
+        (a card back in view after a gap, a slow camera).
     """
 
     window: int = 5
@@ -128,10 +132,12 @@ class _Card:
     last_unknown: tuple[str, ...] = ()
     busy: bool = False
     name: str = ""  # how the events' texts say the card (the caller's; else its id)
-    # erasures not told yet: element -> its value before (the one last told); and since when
-    # the card has cast votes without another erasure (None: a hand is moving over it)
+    # erasures not told yet: element -> its value before (the one last told); since when the
+    # card has cast votes without another erasure (None: a hand is moving over it), and in
+    # how many frames after that one
     held: dict[_Element, Hashable] = field(default_factory=dict)
     quiet_since: float | None = None
+    quiet_votes: int = 0
 
 
 def _observed(state: SigilState) -> dict[_Element, Hashable]:
@@ -263,10 +269,15 @@ class SigilTracker:
             else:
                 drawn.append((element, before, after))
         if erasing or entry.quiet_since is None:
-            entry.quiet_since = t
-        events: list[TrackerEvent] = []
+            entry.quiet_since, entry.quiet_votes = t, 0
+        else:
+            entry.quiet_votes += 1
+        cfg = self.config
         # (a hair under the hold: frame times such as 1.2 - 0.7 fall just short in floats)
-        if entry.held and (drawn or t - entry.quiet_since >= self.config.erase_hold - 1e-9):
+        quiet = (t - entry.quiet_since >= cfg.erase_hold - 1e-9
+                 and entry.quiet_votes >= cfg.min_votes)
+        events: list[TrackerEvent] = []
+        if entry.held and (drawn or quiet):
             events.append(self._erased(entry, on))
         for element, before, after in drawn:
             kind = element[0]
