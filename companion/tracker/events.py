@@ -219,9 +219,8 @@ class _CardEvent(TrackerEvent):
     def _words(self, element: str) -> str:
         """``element`` (``"line a-b"``, ``"candle c"``, ``"top k"``, ``"circle of top k"``)
         in a player's words."""
-        circle, _, box = element.partition("circle of ")
-        if not circle and box:
-            return f"circle of {self._words(box)}"
+        if element.startswith("circle of "):
+            return f"circle of {self._words(element.removeprefix('circle of '))}"
         try:
             return load_layout(self.layout).element_name(element)
         except (BadInput, DataFileError):

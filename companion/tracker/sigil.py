@@ -295,7 +295,6 @@ class SigilTracker:
                         previous=before[0] if isinstance(before, tuple) else None))
         return events
 
-
     @staticmethod
     def _erased(entry: _Card, on: Mapping[str, object]) -> Erased:
         """The held erasures of ``entry`` as one event (and forgotten): each element by name, a
@@ -307,5 +306,5 @@ class SigilTracker:
             else:  # the digit stays, its circle was wiped
                 names.append(f"circle of top {element[1]}")
         entry.held.clear()
-        wiped = not any(not _blank(value) for value in entry.value.values())
+        wiped = all(map(_blank, entry.value.values()))
         return Erased(**on, elements=tuple(names), wiped=wiped)  # type: ignore[arg-type]
