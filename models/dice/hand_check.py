@@ -25,10 +25,9 @@ from typing import Any
 
 import cv2
 
+from companion.measure import IMAGE_SUFFIXES
 from vision.dice import read_dice
 from vision.dice.reader import DiceConfig, float_file
-
-IMAGES = (".jpg", ".jpeg", ".png")
 
 
 def _dice(reading: Any) -> list[dict[str, Any]]:
@@ -69,7 +68,8 @@ def main() -> None:
     cap.release()
     real_flags = real_n = 0
     for folder, prefix in ((args.real, "real"), (args.bench, "bench")):
-        for path in sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in IMAGES):
+        for path in sorted(p for p in Path(folder).rglob("*")
+                           if p.suffix.lower() in IMAGE_SUFFIXES):
             image = cv2.imread(str(path))
             if image is None:
                 continue

@@ -50,12 +50,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from models.dice.train import conv_bn, cosine_lr
+from vision.dice.reader import STRIDE, DiceConfig
+from vision.onnxmodel import session_options
 from vision.render.dice import render_scene
 
 FEATURE = "/s16/s16.2/s16.2.5/Relu_output_0"  # the detector's stride-16 features (96 channels)
-WIDTH, HEIGHT = 640, 480  # scenes as validate renders them
-WORK = 512  # the reader's work size (DiceConfig.work_size)
-STRIDE = 4
+WORK = DiceConfig.work_size  # the reader's work size
 HAND_RATE = 0.5
 HAND_VARIETY = 0.75
 LOOKS = {"distractor_rate": 0.6, "board_rate": 0.15, "board_dice_rate": 0.05,
@@ -90,10 +90,7 @@ def _feature_session(detector: Path):
     model = onnx.load(str(detector))
     model.graph.output.append(onnx.helper.make_tensor_value_info(FEATURE, onnx.TensorProto.FLOAT,
                                                                  None))
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), opts,
+    return ort.InferenceSession(model.SerializeToString(), session_options(),
                                 providers=["CPUExecutionProvider"])
 
 
