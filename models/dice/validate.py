@@ -260,8 +260,7 @@ def scenes(args: argparse.Namespace) -> Iterator[tuple[np.ndarray, list[dict], d
         view["cocked_rate"] = args.cocked_rate
     if args.hand_rate is not None:
         view["hand_rate"] = args.hand_rate
-    if args.hand_variety:  # 0: not passed, the scenes as before the option existed
-        view["hand_variety"] = args.hand_variety
+    view["hand_variety"] = args.hand_variety  # 0 draws nothing: the scenes as before it existed
     looks, table_rates = rates(args, CLOSEUP_LOOKS), rates(args, TABLE_LOOKS)
     for i in range(args.count):
         extras: dict = {}
