@@ -15,7 +15,6 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from companion import __version__
@@ -27,18 +26,6 @@ PROG = "doomcompanion"
 def print_json(obj: Any) -> None:
     """Print one JSON document on one line (the shape ``--json`` promises)."""
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
-
-
-def unlabel(folder: Path) -> None:
-    """Remove ``folder/labels.json`` before a command writes new photos into ``folder``: until
-    its new labels are written (:func:`companion.datafiles.write_whole`), the folder is
-    unlabelled, never labelled with what describes other photos (a render stopped half-way)."""
-    try:
-        (folder / "labels.json").unlink(missing_ok=True)
-    except IsADirectoryError:
-        raise BadInput(f"{folder / 'labels.json'}: is a folder, not a file") from None
-    except OSError as exc:
-        raise BadInput(f"{folder / 'labels.json'}: cannot replace: {exc.strerror}") from None
 
 
 def _int_from(lowest: int) -> Callable[[str], int]:

@@ -132,6 +132,18 @@ def output_folder(path: str | Path) -> Path:
     return out
 
 
+def unlabel(folder: Path) -> None:
+    """Remove ``folder/labels.json`` before a command writes new photos into ``folder``: until
+    its new labels are written (:func:`write_whole`), the folder is
+    unlabelled, never labelled with what describes other photos (a render stopped half-way)."""
+    try:
+        (folder / "labels.json").unlink(missing_ok=True)
+    except IsADirectoryError:
+        raise BadInput(f"{folder / 'labels.json'}: is a folder, not a file") from None
+    except OSError as exc:
+        raise BadInput(f"{folder / 'labels.json'}: cannot replace: {exc.strerror}") from None
+
+
 def write_whole(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` whole or not at all: into a
     temporary file beside it, then renamed over it (a disk filling up, a failure or Ctrl-C

@@ -168,8 +168,7 @@ def write_sigil_set(out: Path, count: int, seed: int, layouts: list[Any], *,
     without them, so the states and everything not fixed are those of the seed.
     """
     from calibration.states import RandomCards
-    from companion.cli import unlabel
-    from companion.datafiles import output_folder, write_whole
+    from companion.datafiles import output_folder, unlabel, write_whole
 
     if count < 1:
         raise BadInput(f"--count must be 1 or more, got {count}")

@@ -18,8 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cli import print_json, unlabel
-from companion.datafiles import output_folder, read_labels, write_whole
+from companion.cli import print_json
+from companion.datafiles import output_folder, read_labels, unlabel, write_whole
 from companion.errors import BadInput
 from companion.measure import bench_images, image_files
 from vision.dice import read_dice
