@@ -34,6 +34,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -285,14 +286,10 @@ class Script:
 
 
 # ------------------------------------------------------------------------------ rendering
-_RENDER: dict[str, Any] = {}
-
-
+@cache
 def _renderers() -> tuple[md.Renderers, np.ndarray]:
-    if not _RENDER:
-        r = md.Renderers()
-        _RENDER["r"], _RENDER["bg"] = r, r.background()
-    return _RENDER["r"], _RENDER["bg"]
+    r = md.Renderers()
+    return r, r.background()
 
 
 def render(frame: _Frame, index: int = 0) -> tuple[np.ndarray, DiceReading]:
