@@ -34,6 +34,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -207,17 +208,11 @@ class Script:
 
     def pick(self, names: Sequence[str], seconds: float = 0.9) -> Script:
         """A hand comes in, takes ``names`` off the table halfway and leaves with them."""
-        target = self.table[names[0]].center
-        steps = max(3, self._n(seconds))
-        for k in range(steps):
-            f = (k + 1) / (steps // 2 + 1) if k < steps // 2 else 1 - (k - steps // 2) / (
-                steps - steps // 2)
-            if k == steps // 2:
-                for n in names:
-                    self.picked[n] = self.table.pop(n)
-            hand = md._approach(target, f, angle=75.0)
-            hand.pen = False
-            self._shoot(self._resting(), hand)
+        def take() -> None:
+            for n in names:
+                self.picked[n] = self.table.pop(n)
+
+        self._reach(self.table[names[0]].center, seconds, 75.0, take)
         return self
 
     def nudge(self, name: str, value: int, seconds: float = 0.9, *, edge: float = 0.0,
@@ -244,16 +239,11 @@ class Script:
             for k in range(come):
                 self._shoot(self._resting(), self._side_hand(tip, 1 - (k + 1) / come))
         else:
-            steps = max(3, self._n(seconds))
-            for k in range(steps):
-                f = (k + 1) / (steps // 2 + 1) if k < steps // 2 else 1 - (k - steps // 2) / (
-                    steps - steps // 2)
-                if k == steps // 2:
-                    die.value = value
-                    die.yaw = (die.yaw + 9.0) % 90.0
-                hand = md._approach(die.center, f, angle=70.0)
-                hand.pen = False
-                self._shoot(self._resting(), hand)
+            def turn() -> None:
+                die.value = value
+                die.yaw = (die.yaw + 9.0) % 90.0
+
+            self._reach(die.center, seconds, 70.0, turn)
         self.expected.append(Expected("nudged", (), ((die.color, value),),
                                       ((die.color, previous),), t0))
         return self
@@ -269,14 +259,22 @@ class Script:
     def hover(self, over: tuple[float, float], seconds: float = 1.0,
               angle: float = 80.0) -> Script:
         """A hand reaches over the table to ``over`` and goes back, touching no die."""
+        self._reach(over, seconds, angle)
+        return self
+
+    def _reach(self, target: tuple[float, float], seconds: float, angle: float,
+               there: Callable[[], None] | None = None) -> None:
+        """A hand (a fist) comes to ``target`` and goes back over ``seconds`` (3 frames at
+        least); ``there`` changes the table on the frame it arrives."""
         steps = max(3, self._n(seconds))
+        half = steps // 2
         for k in range(steps):
-            f = (k + 1) / (steps // 2 + 1) if k < steps // 2 else 1 - (k - steps // 2) / (
-                steps - steps // 2)
-            hand = md._approach(over, f, angle=angle)
+            f = (k + 1) / (half + 1) if k < half else 1 - (k - half) / (steps - half)
+            if k == half and there is not None:
+                there()
+            hand = md._approach(target, f, angle=angle)
             hand.pen = False
             self._shoot(self._resting(), hand)
-        return self
 
     # -- output
     @property
@@ -288,14 +286,10 @@ class Script:
 
 
 # ------------------------------------------------------------------------------ rendering
-_RENDER: dict[str, Any] = {}
-
-
+@cache
 def _renderers() -> tuple[md.Renderers, np.ndarray]:
-    if not _RENDER:
-        r = md.Renderers()
-        _RENDER["r"], _RENDER["bg"] = r, r.background()
-    return _RENDER["r"], _RENDER["bg"]
+    r = md.Renderers()
+    return r, r.background()
 
 
 def render(frame: _Frame, index: int = 0) -> tuple[np.ndarray, DiceReading]:

@@ -540,17 +540,11 @@ class Drawing:
             order[v] = sorted(nbrs, key=lambda w, x=x, y=y: math.atan2(fxy[w][1] - y,
                                                                        fxy[w][0] - x))
         position = {v: {w: i for i, w in enumerate(ws)} for v, ws in order.items()}
-        piece: dict[Any, Any] = {}   # vertex -> the first vertex of its connected piece
-        for root in sorted(adj, key=_vkey_sort):
-            if root in piece:
-                continue
-            piece[root] = root
-            stack = [root]
-            while stack:
-                for w in adj[stack.pop()]:
-                    if w not in piece:
-                        piece[w] = root
-                        stack.append(w)
+        # vertex -> its connected piece (the index of its group of lines)
+        group = {line: g for g, lines in enumerate(self._line_groups) for line in lines}
+        piece: dict[Any, int] = {v: group[line] for line in self.lines for v in line}
+        piece.update({("x", pid): group[next(iter(lines))]
+                      for pid, lines in self.crossing_ids.items()})
         visited: set[tuple[Any, Any]] = set()
         bounded: list[tuple[tuple[Any, ...], float, list[tuple[float, float]]]] = []
         outlines: list[tuple[tuple[Any, ...], float, list[tuple[float, float]]]] = []

@@ -354,6 +354,11 @@ class DiceTracker:
         cfg = self.config
         pairs = []
         for ti, tr in enumerate(self._tracks):
+            # A die lost from view while it lay still was taken away (or hidden): found again
+            # only where it lay (within still_tolerance); a detection further off is another
+            # die, or this one set down elsewhere, which the pairing of vanished dice tells.
+            reach = (cfg.still_tolerance if tr.missed and tr.still >= cfg.vote_frames
+                     else cfg.match_distance)
             for di, det in enumerate(detections):
                 c = det.center
                 scale = max(tr.size, _size(det.bbox))
@@ -361,12 +366,6 @@ class DiceTracker:
                 cost = min(_dist(tr.center, c), _dist(tr.predicted, c)) / scale
                 if det.color != tr.color:
                     cost += cfg.color_penalty
-                # A die lost from view while it lay still was taken away (or hidden): found
-                # again only where it lay (within still_tolerance); a detection further off is
-                # another die, or this one set down elsewhere, which the pairing of vanished
-                # dice tells.
-                reach = (cfg.still_tolerance if tr.missed and tr.still >= cfg.vote_frames
-                         else cfg.match_distance)
                 if cost <= reach:
                     # Ties broken by positions, never by list order: permuting the reader's
                     # list of dice changes nothing.
