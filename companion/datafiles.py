@@ -227,6 +227,18 @@ def _first_repeated(items: list[Any]) -> Any:
     return items
 
 
+def repeats(keys: Iterable[Any]) -> dict[int, int]:
+    """Where each key met again was first met: ``{index: index of the first}`` for every key
+    of ``keys`` equal to an earlier one, so that a catalogue's check of a name or number used
+    twice names both places (``also at $[0].name``).
+
+    >>> repeats(["a", "b", "a", "c", "a"])
+    {2: 0, 4: 0}
+    """
+    first: dict[Any, int] = {}
+    return {i: j for i, key in enumerate(keys) if (j := first.setdefault(key, i)) != i}
+
+
 def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
     """The rule a schema error says is broken, in one short line, its value written as JSON
     (:func:`shown`) where jsonschema writes Python's repr: a value fitting none of the types an

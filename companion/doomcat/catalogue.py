@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
-from companion.datafiles import DATA_DIR, as_json, load_validated
+from companion.datafiles import DATA_DIR, as_json, load_validated, repeats
 from companion.doomcat.geometry import QUADRANTS, Drawing, longest_simple_loop, quadrant
 from companion.doomcat.layouts import BUILTIN, Layout, load_layout
 from companion.errors import BadInput, DataFileError
@@ -407,11 +407,13 @@ def _check_examples(examples: list[dict[str, Any]], number: int, params: dict[st
 def _load_goals(path: str) -> dict[int, Goal]:
     doc = load_validated(path, DATA_DIR / "goals.schema.json")
     out: dict[int, Goal] = {}
-    names: dict[str, int] = {}
+    numbers = repeats(entry["number"] for entry in doc)
+    names = repeats(entry["name"] for entry in doc)
     for i, entry in enumerate(doc):
         number, params = entry["number"], entry["params"]
-        if number in out:
-            raise DataFileError(path, f"$[{i}].number", f"goal {number} is listed twice")
+        if i in numbers:
+            raise DataFileError(path, f"$[{i}].number", f"goal {number} is listed twice "
+                                f"(also at $[{numbers[i]}].number)")
         needed = RULE_PARAMS[number]
         if sorted(params) != sorted(needed):
             raise DataFileError(path, f"$[{i}].params",
@@ -430,11 +432,10 @@ def _load_goals(path: str) -> dict[int, Goal]:
             raise DataFileError(path, f"$[{i}].tier",
                                 f"goal {number} is a tier {tier} goal (tier {tier} holds goals "
                                 f"{tier * 9 - 8}-{tier * 9}), the file says {entry['tier']}")
-        if entry["name"] in names:
+        if i in names:
             raise DataFileError(path, f"$[{i}].name",
                                 f"{as_json(entry['name'])} is the name of two goals "
-                                f"(also at $[{names[entry['name']]}].name)")
-        names[entry["name"]] = i
+                                f"(also at $[{names[i]}].name)")
         _check_examples(entry["examples"], number, params, path, f"$[{i}].examples")
         if any(k.startswith("per_") and v != int(v) for k, v in params.items()):
             text += " Round the total down."
@@ -494,18 +495,17 @@ def game_goals(numbers: str | Iterable[int]) -> tuple[Goal, ...]:
 def _load_familiars(path: str) -> dict[str, Familiar]:
     doc = load_validated(path, DATA_DIR / "familiars.schema.json")
     out: dict[str, Familiar] = {}
-    names: dict[str, int] = {}
+    ids = repeats(e["id"] for e in doc)
+    names = repeats(e["name"] for e in doc)
     for i, e in enumerate(doc):
-        if e["id"] in out:
-            first = next(k for k, other in enumerate(doc) if other["id"] == e["id"])
+        if i in ids:
             raise DataFileError(path, f"$[{i}].id",
-                                f"{as_json(e['id'])} is listed twice (also at $[{first}].id): "
+                                f"{as_json(e['id'])} is listed twice (also at $[{ids[i]}].id): "
                                 "familiars F01-F09 each appear once")
-        if e["name"] in names:
+        if i in names:
             raise DataFileError(path, f"$[{i}].name",
                                 f"{as_json(e['name'])} is the name of two familiars "
-                                f"(also at $[{names[e['name']]}].name)")
-        names[e["name"]] = i
+                                f"(also at $[{names[i]}].name)")
         out[e["id"]] = Familiar(e["id"], e["name"], e["cost"], e["kind"], e["text"])
     return out
 

@@ -42,7 +42,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from companion.datafiles import DATA_DIR, as_json, file_stamp, load_validated
+from companion.datafiles import DATA_DIR, as_json, file_stamp, load_validated, repeats
 from companion.errors import BadInput, DataFileError
 
 LAYOUTS_DIR = DATA_DIR / "layouts"
@@ -279,12 +279,12 @@ def _check_geometry(layout: Layout, doc: dict[str, Any], source: str) -> None:
             if not (x0 < x1 and y0 < y1 and inside((x0, y0)) and inside((x1, y1))):
                 raise DataFileError(source, f"$.{key}[{i}]",
                                     "a box is [x0, y0, x1, y1] with x0 < x1, y0 < y1, on the card")
-    seen_ids: set[int] = set()
+    ids = repeats(marker.id for marker in layout.markers)
     for i, marker in enumerate(layout.markers):
-        if marker.id in seen_ids:
+        if i in ids:
             raise DataFileError(source, f"$.markers.items[{i}].id",
-                                f"marker id {marker.id} is used twice")
-        seen_ids.add(marker.id)
+                                f"marker id {marker.id} is used twice "
+                                f"(also at $.markers.items[{ids[i]}].id)")
         half = marker.size / 2
         x, y = marker.center
         if not (inside((x - half, y - half)) and inside((x + half, y + half))):

@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from companion.datafiles import DATA_DIR, as_json, load_validated, validate
+from companion.datafiles import DATA_DIR, as_json, load_validated, repeats, validate
 from companion.errors import DataFileError
 
 MACHINE_DATA = DATA_DIR / "machine"
@@ -199,12 +199,11 @@ def parts_from_json(doc: Any, source: str = "parts.json") -> tuple[Part, ...]:
     """
     validate(doc, PARTS_SCHEMA, source=source)
     parts = []
-    seen: dict[str, int] = {}
+    again = repeats(p["id"] for p in doc["parts"])
     for i, p in enumerate(doc["parts"]):
-        if p["id"] in seen:
+        if i in again:
             raise DataFileError(source, f"$.parts[{i}].id",
-                                f"duplicate part id {p['id']!r} (also at $.parts[{seen[p['id']]}])")
-        seen[p["id"]] = i
+                                f"duplicate part id {p['id']!r} (also at $.parts[{again[i]}])")
         track = tuple(s if isinstance(s, str) else tuple(dict(e) for e in s) for s in p["track"])
         for j, effects in enumerate(track):
             if isinstance(effects, tuple) and any(e["icon"] == "damage_parts" for e in effects):
@@ -232,25 +231,22 @@ def _check_one_of_each(parts: list[Part], source: str) -> None:
         raise DataFileError(source, f"$.parts[{cores[1]}].core",
                             f"a second Doom Core (the first is at $.parts[{cores[0]}]): "
                             'exactly one part has "core": true')
-    names: dict[str, int] = {}
-    numbers: dict[int, int] = {}
+    names = repeats(part.name for part in parts)
+    numbers = repeats(part.number for part in parts)
     for i, part in enumerate(parts):
-        if part.name in names:
+        if i in names:
             raise DataFileError(source, f"$.parts[{i}].name",
                                 f"{as_json(part.name)} is the name of two parts "
-                                f"(also at $.parts[{names[part.name]}].name)")
-        names[part.name] = i
-        if part.number and part.number in numbers:
+                                f"(also at $.parts[{names[i]}].name)")
+        if part.number and i in numbers:
             raise DataFileError(source, f"$.parts[{i}].number",
-                                f"{part.number} is used twice, also at "
-                                f"$.parts[{numbers[part.number]}]")
-        numbers.setdefault(part.number, i)
-    numbers.pop(0, None)
-    gaps = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+                                f"{part.number} is used twice, also at $.parts[{numbers[i]}]")
+    numbered = {part.number for part in parts} - {0}
+    gaps = sorted(set(range(1, max(numbered, default=0) + 1)) - numbered)
     if gaps:
         raise DataFileError(source, "$.parts",
                             f"no part has number {gaps[0]}: the parts are numbered "
-                            f"1-{max(numbers)} without a gap (a part left out by mistake? one "
+                            f"1-{max(numbered)} without a gap (a part left out by mistake? one "
                             "left out on purpose takes its number with it: renumber the parts "
                             "after it)")
 

@@ -273,13 +273,12 @@ class MachineAdapter:
 
     def describe(self, event: Mapping[str, Any], state: MachineState) -> str:
         t = event.get("type")
+        cam = " (camera)" if event.get("source") == "camera" else ""
         if t == "roll":
             dice = event.get("dice")
             faces = " ".join(str(v) for _, v in sorted(dice.items(), key=lambda kv: int(kv[0]))) \
                 if isinstance(dice, Mapping) else "?"
-            src = " (camera)" if event.get("source") == "camera" else ""
-            return f"roll {faces}{src}"
-        cam = " (camera)" if event.get("source") == "camera" else ""
+            return f"roll {faces}{cam}"
         if t == "modify":
             delta = "+1" if event.get("delta") == 1 else "-1"
             return f"{_dice_said(event.get('die'))} {delta}{cam}"

@@ -53,7 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -62,6 +62,7 @@ import numpy as np
 from vision.dice import DiceConfig, read_dice
 from vision.dice.evaluate import ImageResult, match, score_image, summarize
 from vision.dice.reader import float_file, net_file
+from vision.options import parse_fields
 from vision.readings import DiceReading
 from vision.render.dice import render_closeup, render_scene
 
@@ -134,25 +135,12 @@ def rates(args: argparse.Namespace, names: tuple[tuple[str, str], ...]) -> dict[
 
 
 def parse_set(items: list[str], config: DiceConfig) -> DiceConfig:
-    kinds = {f.name: f.type for f in fields(DiceConfig)}
-    changes = {}
-    for item in items:
-        key, _, value = item.partition("=")
-        if key not in kinds:
-            raise SystemExit(f"--set {item}: DiceConfig has no field {key!r}")
-        if kinds[key] in (bool, "bool"):
-            if value.lower() not in ("true", "false"):
-                raise SystemExit(f"--set {item}: {key} is true or false")
-            changes[key] = value.lower() == "true"
-        elif str(kinds[key]).startswith("tuple[float"):
-            try:
-                changes[key] = tuple(float(v) for v in value.split(","))
-            except ValueError:
-                raise SystemExit(f"--set {item}: {key} is numbers separated by commas") from None
-        else:
-            changes[key] = int(value) if kinds[key] in (int, "int") else (
-                float(value) if kinds[key] in (float, "float") else value)
-    return replace(config, **changes)
+    """``config`` with the ``--set FIELD=VALUE`` items applied (:func:`vision.options.parse_fields`;
+    a threshold may be ``inf``: "never"); a mistake exits naming the field."""
+    try:
+        return replace(config, **parse_fields(DiceConfig, items, finite=False))
+    except ValueError as exc:
+        raise SystemExit(f"--set: {exc}") from None
 
 
 def _scored(name: str, image: np.ndarray, labels: list[dict], config: DiceConfig,

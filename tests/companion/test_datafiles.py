@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.datafiles import json_path, load_validated, parse_json, read_json, validate
+from companion.datafiles import json_path, load_validated, parse_json, read_json, repeats, validate
 from companion.errors import BadInput, DataFileError
 
 SCHEMA = {
@@ -22,6 +22,15 @@ SCHEMA = {
 ])
 def test_json_path(parts, expected):
     assert json_path(parts) == expected
+
+
+@pytest.mark.parametrize(("keys", "expected"), [
+    ([], {}), (["a", "b"], {}), (["a", "b", "a", "b", "a"], {2: 0, 3: 1, 4: 0}),
+    ([0, 1, 0], {2: 0}), ([1, 1.0], {1: 0}),
+])
+def test_repeats_names_where_each_key_met_again_was_first(keys, expected):
+    assert repeats(keys) == expected
+    assert repeats(iter(keys)) == expected
 
 
 def test_a_valid_document_passes():

@@ -51,6 +51,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.options import parse_fields
 from vision.readings import SigilState
 from vision.render.cardface import card_face
 from vision.sigil.geometry import CardGeometry, card_geometry
@@ -1073,7 +1074,8 @@ _FIXABLE = {kind: tuple(f.name for f in fields(kind) if f.name not in left_out)
 def fixed_fields(kind: type, items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """``FIELD=VALUE`` texts to the fields of ``kind`` (:class:`PhotoConditions` or
     :class:`InkStyle`) they fix, each VALUE read as its field's type (``center=0.4,0.6``;
-    booleans ``true``/``false``; a pen colour, cross style or background by name).
+    booleans ``true``/``false``; a pen colour, cross style or background by name): the
+    project's one ``FIELD=VALUE`` parser, :func:`vision.options.parse_fields`.
 
     Raises ``ValueError`` with one line naming the item that is not ``FIELD=VALUE``, names no
     field that can be fixed, or holds a value that field cannot take.
@@ -1081,39 +1083,4 @@ def fixed_fields(kind: type, items: list[str] | tuple[str, ...]) -> dict[str, An
     >>> fixed_fields(PhotoConditions, ["tilt_deg=12.5", "hand=false"])
     {'tilt_deg': 12.5, 'hand': False}
     """
-    names = _FIXABLE[kind]
-    defaults = kind()
-    out: dict[str, Any] = {}
-    for item in items:
-        name, eq, text = item.partition("=")
-        name, text = name.strip(), text.strip()
-        if not eq or not name or not text:
-            raise ValueError(f"{item!r} is not FIELD=VALUE")
-        if name not in names:
-            raise ValueError(f"unknown field {name!r} (known: {', '.join(names)})")
-        default = getattr(defaults, name)
-        try:
-            if isinstance(default, bool):
-                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError
-                value: Any = text.lower() in ("true", "1", "yes")
-            elif isinstance(default, int):
-                value = int(text)
-            elif isinstance(default, float):
-                value = float(text)
-                if not math.isfinite(value):
-                    raise ValueError
-            elif isinstance(default, tuple):
-                value = tuple(float(v) for v in text.split(","))
-                if len(value) != len(default):
-                    raise ValueError
-            else:
-                value = text
-                if value not in _CHOICES[name]:
-                    raise ValueError
-        except ValueError:
-            want = ("one of " + ", ".join(_CHOICES[name])) if name in _CHOICES else \
-                f"a value like {default!r}"
-            raise ValueError(f"{name}={text!r}: {name} must be {want}") from None
-        out[name] = value
-    return out
+    return parse_fields(kind, items, names=_FIXABLE[kind], choices=_CHOICES)

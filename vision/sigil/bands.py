@@ -29,8 +29,8 @@ import numpy as np
 from vision.onnxmodel import onnx_session
 
 __all__ = ["BAND_MODEL_PATH", "DISC_MODEL_PATH", "SCREEN_MODEL_PATH", "BandModel", "DiscModel",
-           "StripGeometry", "disc_geometry", "sample_discs", "sample_strips", "stack_maps",
-           "strip_extension", "strip_geometry"]
+           "StripGeometry", "chord", "disc_geometry", "sample_discs", "sample_strips",
+           "stack_maps", "strip_extension", "strip_geometry"]
 
 BAND_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "sigil_bands" / "bands.onnx"
 DISC_MODEL_PATH = BAND_MODEL_PATH.with_name("discs.onnx")
@@ -81,6 +81,16 @@ def strip_extension(gap_mm: float) -> float:
     return max(0.0, (share * gap_mm - PEN_START_MM) / (1 - 2 * share))
 
 
+def chord(centres: np.ndarray, a: int, b: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """The straight chord from candle a's centre to candle b's (``centres``: mm, shape (N, 2)):
+    its length (mm), its unit direction ``u`` and its left normal ``n`` = ``(-u_y, u_x)``, the
+    frame a band's bows and lanes are measured in."""
+    d = centres[b] - centres[a]
+    length = float(np.hypot(*d))
+    u = d / length
+    return length, u, np.array([-u[1], u[0]])
+
+
 def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int, int]],
                    bows: list[list[float]], px_per_mm: float) -> StripGeometry:
     """The strips of ``pairs`` (index ``p`` has the bow hypotheses ``bows[p]``, peak offsets in
@@ -97,10 +107,7 @@ def strip_geometry(centres: np.ndarray, radii: np.ndarray, pairs: list[tuple[int
     lanes = np.linspace(-STRIP_HALF_MM, STRIP_HALF_MM, STRIP_LANES)
     for r, (p, bow) in enumerate(rows):
         a, b = pairs[p]
-        d = centres[b] - centres[a]
-        length = float(np.hypot(*d))
-        u = d / length
-        n = np.array([-u[1], u[0]])
+        length, u, n = chord(centres, a, b)
         ext = strip_extension(length - radii[a] - radii[b])
         t0, t1 = radii[a] - ext, length - radii[b] + ext
         ts = np.linspace(t0, t1, STRIP_LEN)

@@ -48,6 +48,7 @@ from vision.sigil.bands import (
     BandModel,
     DiscModel,
     StripGeometry,
+    chord,
     disc_geometry,
     sample_discs,
     sample_strips,
@@ -264,10 +265,7 @@ def _detour(cs: np.ndarray, rs: np.ndarray, a: int, b: int, clearance: float,
     the other side when it is nearly as gentle, or when the gentlest threads between two
     candles (the bows clearing both span less than ``squeeze`` mm): a player wanting more room
     goes round the other side."""
-    d = cs[b] - cs[a]
-    length = float(np.hypot(*d))
-    u = d / length
-    n = np.array([-u[1], u[0]])
+    length, u, n = chord(cs, a, b)
     forbidden = []
     for c in range(len(cs)):
         if c in (a, b):
@@ -302,10 +300,7 @@ def _bows(cs: np.ndarray, rs: np.ndarray, a: int, b: int, cfg: SigilConfig,
     of a parabolic bow: 0 (straight) when the chord clears every other candle; else a player
     curves round the candles in the way: the gentlest bow clearing them all, and the bow
     passing the candle nearest the chord at a clearance."""
-    d = cs[b] - cs[a]
-    length = float(np.hypot(*d))
-    u = d / length
-    n = np.array([-u[1], u[0]])
+    length, u, n = chord(cs, a, b)
     cands: list[tuple[float, float]] = []
     for c in range(len(cs)):
         if c in (a, b):
@@ -350,10 +345,7 @@ def _bands(geom: CardGeometry, cfg: SigilConfig) -> _Bands:
     lanes = np.linspace(-1.0, 1.0, K)
     for p, (pair_index, bow) in enumerate(rows):
         a, b = pairs[pair_index]
-        d = cs[b] - cs[a]
-        length = float(np.hypot(*d))
-        u = d / length
-        n = np.array([-u[1], u[0]])
+        length, u, n = chord(cs, a, b)
         half = cfg.band_half_width_mm + cfg.band_bow_share * length
         if bow:
             half += cfg.band_bow_extra_mm

@@ -126,7 +126,8 @@ def test_score_sigil_subtracts_the_familiar_cost():
     (lambda d: d[3].update(tier=4), "$[3].tier", "maximum"),
     (lambda d: d[0]["params"].update(per_enclosure=-1), "$[0].params.per_enclosure",
      "less than or equal"),
-    (lambda d: d[5].update(number=1), "$[5].number", "listed twice"),
+    (lambda d: d[5].update(number=1), "$[5].number",
+     "goal 1 is listed twice (also at $[0].number)"),
     (lambda d: d[0].update(text="{per_foo} VP"), "$[0].text", "goal 1's text cannot be filled "
      "in (KeyError: 'per_foo'): braces may only name its params (per_enclosure)"),
     (lambda d: d[2].update(text="5 { VP"), "$[2].text", "goal 3's text cannot be filled in "
