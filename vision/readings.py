@@ -102,18 +102,54 @@ class Die:
 
 
 @dataclass(frozen=True)
+class TablePlane:
+    """The table's plane as the flat dice on it showed it in a frame of ``size``
+    ``(width, height)`` pixels: its unit ``normal`` in the camera's frame (x right, y down in
+    the image, z toward the camera), for a lens whose focal length is ``focal`` times the
+    frame's longer side (0: a camera far away). A camera that stays put keeps it, so later
+    frames of the same size with too few flat dice of their own can be judged against it
+    (:func:`vision.dice.read_dice`'s ``table``, :class:`vision.dice.lean.TableMemory`)."""
+
+    normal: tuple[float, float, float]
+    focal: float
+    size: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"normal": [round(float(v), 6) for v in self.normal],
+                "focal": round(float(self.focal), 6), "size": list(self.size)}
+
+    @classmethod
+    def from_json(cls, doc: Any, *, source: str = "<table>", path: str = "$") -> TablePlane:
+        rule = "expected {'normal': [x, y, z] of length 1, 'focal': f >= 0, 'size': [w, h]}"
+        try:
+            normal = tuple(float(v) for v in doc["normal"])
+            focal = float(doc["focal"])
+            size = tuple(int(v) for v in doc["size"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _fail(source, path, f"{rule}: {exc}") from None
+        if (len(normal) != 3 or abs(sum(v * v for v in normal) - 1.0) > 1e-3 or focal < 0
+                or len(size) != 2 or min(size) <= 0):
+            raise _fail(source, path, rule)
+        return cls(normal, focal, size)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
 class DiceReading:
     """Every d6 in view in one image.
 
     ``hand`` tells that a hand (or an arm) is in view: dice may be being picked up, set down or
     turned, so a tracker should not take the table as settled (an extra key of the contract).
+    ``table`` is the table's plane the dice showed (:class:`TablePlane`: at least the
+    reader's ``lean_support`` of them share it), or None (another extra key).
     """
 
     dice: tuple[Die, ...] = ()
     hand: bool = False
+    table: TablePlane | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"dice": [d.to_json() for d in self.dice], "hand": self.hand}
+        return {"dice": [d.to_json() for d in self.dice], "hand": self.hand,
+                "table": None if self.table is None else self.table.to_json()}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, source: str = "<dice>") -> DiceReading:
@@ -122,8 +158,11 @@ class DiceReading:
         hand = doc.get("hand", False)
         if not isinstance(hand, bool):
             raise _fail(source, "$.hand", f"expected true or false, got {hand!r}")
+        table = doc.get("table")
         return cls(tuple(Die.from_json(d, source=source, path=f"$.dice[{i}]")
-                         for i, d in enumerate(doc["dice"])), hand)
+                         for i, d in enumerate(doc["dice"])), hand,
+                   None if table is None else TablePlane.from_json(table, source=source,
+                                                                    path="$.table"))
 
 
 @dataclass(frozen=True)

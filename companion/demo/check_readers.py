@@ -34,6 +34,7 @@ from vision.sources import SourceConfig, open_source
 def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any]:
     from companion.doomcat.layouts import load_layout
     from vision.dice import read_dice
+    from vision.dice.lean import TableMemory
     from vision.render.cardface import card_face
     from vision.sigil import read_sigil
 
@@ -45,6 +46,7 @@ def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any
     truth = list(truth_frames())
     n = desc["frames"] * loops
     dice_tracker, sigil_tracker = DiceTracker(), SigilTracker()
+    table = TableMemory()   # the table's plane over the frames, as the live loop keeps it
     got: list[dict[str, Any]] = []
     ms_dice: list[float] = []
     ms_sigil: list[float] = []
@@ -61,7 +63,8 @@ def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any
                 continue
             processed += 1
             a = time.perf_counter()
-            dice = read_dice(frame.image)
+            dice = read_dice(frame.image, table=table.plane)
+            table.update(dice.table)
             b = time.perf_counter()
             outline: list[list[tuple[float, float]]] = []
             try:

@@ -44,6 +44,7 @@ import numpy as np
 from companion.demo import make_demo as md
 from companion.tracker import DiceTracker, DiceTrackerConfig
 from companion.tracker.events import DieNudged, RerollSettled, RollSettled, TrackerEvent
+from vision.dice.lean import TableMemory
 from vision.readings import DiceReading, Die
 
 __all__ = ["ClipReport", "Expected", "Script", "run_clip", "variations"]
@@ -361,10 +362,12 @@ def score(name: str, fps: float, expected: list[Expected], got: list[Expected],
 
 def run_clip(script: Script, *, reader: str = "truth",
              config: DiceTrackerConfig | None = None,
-             read: Callable[[np.ndarray], DiceReading] | None = None) -> ClipReport:
+             read: Callable[..., DiceReading] | None = None) -> ClipReport:
     """Play a clip through a reader and a fresh tracker. ``reader="truth"`` feeds the renderer's
     true readings (the tracker alone); ``"dice"`` renders every frame and reads it with
-    :func:`vision.dice.read_dice` (or ``read``), passing its hand flag as the live loop does."""
+    :func:`vision.dice.read_dice` (or ``read``), passing its hand flag as the live loop does,
+    and the table's plane its readings showed back to the reader (``table``, agreed on by a
+    :class:`vision.dice.lean.TableMemory`)."""
     if reader not in ("truth", "dice"):
         raise ValueError(f"reader must be 'truth' or 'dice', got {reader!r}")
     if reader == "dice" and read is None:
@@ -374,9 +377,16 @@ def run_clip(script: Script, *, reader: str = "truth",
     got: list[Expected] = []
     readings = []
     frames = script.frames()
+    memory = TableMemory()
     for i, fr in enumerate(frames):
         image, truth = render(fr, i)
-        reading = truth if reader == "truth" else read(image)  # type: ignore[misc]
+        if reader == "truth":
+            reading = truth
+        else:
+            table = memory.plane
+            reading = (read(image) if table is None  # type: ignore[misc]
+                       else read(image, table=table))
+            memory.update(reading.table)
         readings.append(reading)
         for event in tracker.update(reading, fr.t, hand=reading.hand):
             sig = signature_of(event)
@@ -451,6 +461,14 @@ def variations(fps: float = 10.0) -> Iterator[Script]:
     s = Script(fps, 6, f"cocked-and-touching@{fps:g}")
     s.throw([("a", 2, B, (440, 260)), ("b", 5, B, (488, 262)), ("c", 3, B, (700, 300))],
             cocked={"b": 32.0}).rest(2.0)
+    yield s
+
+    # three dice, then one thrown again to lean on another: Doom Cat's three dice, where the
+    # two flat ones left are too few to show the table's plane by themselves
+    s = Script(fps, 12, f"cocked-on-reroll@{fps:g}")
+    s.throw([("a", 2, B, (440, 260)), ("b", 4, B, (600, 420)), ("c", 3, B, (700, 300))])
+    s.rest(1.5).pick(["b"])
+    s.throw([("b", 5, B, (488, 262))], cocked={"b": 32.0}).rest(2.0)
     yield s
 
     s = Script(fps, 8, f"touching-thrown-by-hand@{fps:g}")

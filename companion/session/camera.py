@@ -61,7 +61,10 @@ class Processor:
     read_dice, read_sigil : callable, optional
         Inject readers (tests); by default the installed ``vision.dice`` / ``vision.sigil``.
         ``read_sigil(image, layout, reference, *, hint)`` takes the card's last pose as
-        ``hint`` (None when there is none).
+        ``hint`` (None when there is none). ``read_dice(image, *, table)`` takes the table's
+        plane its readings showed (their ``table``, agreed on over frames by
+        ``vision.dice.lean.TableMemory``); a reader whose readings never show one is called
+        with the image alone.
     """
 
     def __init__(self, hub: Hub, *, read_dice: Callable[..., Any] | None = None,
@@ -115,6 +118,10 @@ class Processor:
         self._poses: dict[str, np.ndarray] = {}
         # card id -> frames in a row the card was not found in
         self._misses: dict[str, int] = {}
+        # the table's plane the dice showed over the frames, for the dice reader to judge
+        # leaning dice by when too few dice of a frame show it
+        lean, _ = _try("vision.dice.lean")
+        self._table: Any = None if lean is None else lean.TableMemory()
 
     def layout(self, name: str) -> Any:
         if name not in self._layouts:
@@ -133,7 +140,11 @@ class Processor:
         if card is not None and self.read_sigil is not None and self.load_layout is not None:
             readings["sigil"] = self._read_card(image, overlay, card, t, events, outlines)
         if self.read_dice is not None:
-            reading = self.read_dice(image)
+            table = None if self._table is None else self._table.plane
+            reading = (self.read_dice(image) if table is None
+                       else self.read_dice(image, table=table))
+            if self._table is not None:
+                self._table.update(getattr(reading, "table", None))
             area = roll_area_polygon(self.hub.roll_area(), image.shape[1], image.shape[0])
             # a sigil card's printed candles and markers are not dice; dice outside the roll
             # area (HP dice on the machine's part cards) are seen but not part of any roll

@@ -59,7 +59,7 @@ def scene_leans(image: np.ndarray, labels: list[dict], config: DiceConfig,
              else None for a in range(len(dice))]
     shapes = (np.array(truth) if exact
               else face_shapes(image, [d.bbox for d in dice], config))
-    angles = lean_angles(image, dice, config, shapes)
+    angles = lean_angles(image, dice, config, shapes)[0]
     return [Lean(labels[pairs[a]]["state"], float(angles[a]),
                  float(np.hypot(*(shapes[a] - truth[a]))),
                  float(max(d.bbox[2] - d.bbox[0], d.bbox[3] - d.bbox[1])))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from companion.errors import DataFileError
-from vision.readings import DiceReading, Die, SigilState, TopBox, box_center
+from vision.readings import DiceReading, Die, SigilState, TablePlane, TopBox, box_center
 
 GOOD = {"layout": "A", "lines": [[0, 5], [2, 9]], "crossed": [3, 7],
         "top": [{"value": 4, "circled": False}, {"value": 4, "circled": True},
@@ -82,6 +82,29 @@ def test_die_contract():
     held = DiceReading((die,), hand=True)
     assert held.to_json()["hand"] is True and DiceReading.from_json(held.to_json()) == held
     assert DiceReading.from_json({"dice": []}).hand is False  # the key is optional
+
+
+def test_a_reading_carries_the_table_plane_its_dice_showed():
+    plane = TablePlane((0.0, -0.6, 0.8), 0.55, (1280, 720))
+    reading = DiceReading((Die(5, "black", (412, 130, 470, 188), 0.99),), table=plane)
+    doc = reading.to_json()
+    assert doc["table"] == {"normal": [0.0, -0.6, 0.8], "focal": 0.55, "size": [1280, 720]}
+    assert DiceReading.from_json(doc) == reading
+    assert DiceReading().to_json()["table"] is None
+    assert DiceReading.from_json({"dice": []}).table is None  # the key is optional
+
+
+@pytest.mark.parametrize("table", [
+    {"normal": [0, 0], "focal": 0, "size": [640, 480]},
+    {"normal": [0, 0, 2], "focal": 0, "size": [640, 480]},
+    {"normal": [0, 0, 1], "focal": -1, "size": [640, 480]},
+    {"normal": [0, 0, 1], "focal": 0, "size": [640]},
+    {"normal": [0, 0, 1], "focal": 0},
+    "flat",
+])
+def test_a_malformed_table_plane_is_refused_where_it_is(table):
+    with pytest.raises(DataFileError, match=r"\$\.table"):
+        DiceReading.from_json({"dice": [], "table": table}, source="r.json")
 
 
 def test_dice_reading_refuses_a_hand_that_is_not_a_bool():

@@ -16,7 +16,9 @@ it from a face's four corners, as the trainer does from the renderer's.
 :func:`leans` turns each shape into the face's normal in the camera's frame, once per trial
 focal length (a die away from the lens axis is seen along its own ray, so a flat die at the
 edge of a wide-angle frame looks tilted by the angle of that ray), finds the plane most of the
-dice share, and gives each die's angle from it.
+dice share, and gives each die's angle from it. With too few dice for a plane of their own
+(Doom Cat's three dice, one of them leaning), a plane an earlier frame of the same camera
+showed (:class:`vision.readings.TablePlane`) can judge them instead.
 
 Convention: image coordinates x right, y down; normals in the camera's frame with z toward the
 camera; angles in degrees.
@@ -28,8 +30,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["camera_normals", "face_shape", "leans", "shape_normals", "table_normal",
-           "view_shapes"]
+from vision.readings import TablePlane
+
+__all__ = ["TableMemory", "camera_normals", "face_shape", "leans", "shape_normals",
+           "table_normal", "view_shapes"]
 
 _CORNERS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _MAX_SIN = 0.999  # a face seen exactly edge-on has no shape to read
@@ -149,9 +153,15 @@ def table_normal(normals: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.
 
 
 def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
-          tolerance: float, support: int, focals: Sequence[float]) -> np.ndarray:
-    """Each die's lean ``(N,)`` in degrees from the plane the dice share, NaN for every die when
-    no plane is shared by at least ``support`` of them.
+          tolerance: float, support: int, focals: Sequence[float],
+          table: TablePlane | None = None) -> tuple[np.ndarray, TablePlane | None]:
+    """Each die's lean ``(N,)`` in degrees from the table's plane, and the plane the dice
+    showed themselves (None when they showed none).
+
+    The plane is the one at least ``support`` of the dice share. Dice that share none (three
+    dice, one of them leaning) are judged against ``table`` when it is given (the plane
+    earlier frames of this camera showed, :class:`TableMemory`; its normal seen through its
+    own focal length), else not at all (NaN for every die).
 
     Parameters
     ----------
@@ -163,17 +173,71 @@ def leans(shapes: np.ndarray, centres: np.ndarray, size: tuple[int, int], *,
     focals : the focal lengths tried, each a multiple of the image's longer side (0: a camera
         far away); the one whose plane most dice share (then with the least summed angle, then
         the first) is taken.
+    table : a plane found in frames of this ``size``.
     """
     n = len(shapes)
-    out = np.full(n, np.nan)
-    if n < max(support, 1):
-        return out
+    if n == 0 or (n < support and table is None):
+        return np.full(n, np.nan), None
     flat = shape_normals(np.asarray(shapes, float))
     axis = (size[0] / 2.0, size[1] / 2.0)
-    normals = camera_normals(flat, np.asarray(centres, float), axis,
-                             np.asarray(focals, float) * max(size))  # (F, N, K, 3)
-    angles = table_normal(normals, tolerance)[1]  # (F, N)
-    count = (angles < tolerance).sum(axis=-1)
-    summed = np.minimum(angles, tolerance).sum(axis=-1)
-    best = int(np.lexsort((summed, -count))[0])  # most dice, then least summed, then first
-    return angles[best] if count[best] >= support else out
+    centres = np.asarray(centres, float)
+    if n >= support:
+        normals = camera_normals(flat, centres, axis,
+                                 np.asarray(focals, float) * max(size))  # (F, N, K, 3)
+        planes, angles = table_normal(normals, tolerance)  # (F, 3), (F, N)
+        count = (angles < tolerance).sum(axis=-1)
+        summed = np.minimum(angles, tolerance).sum(axis=-1)
+        best = int(np.lexsort((summed, -count))[0])  # most dice, then least summed, then first
+        if count[best] >= support:
+            plane = TablePlane(tuple(float(v) for v in planes[best]),  # type: ignore[arg-type]
+                               float(focals[best]), (int(size[0]), int(size[1])))
+            return angles[best], plane
+    if table is None:
+        return np.full(n, np.nan), None
+    normals = camera_normals(flat, centres, axis, table.focal * max(size))  # (N, K, 3)
+    return _angles(np.asarray(table.normal, float)[None], normals)[0], None
+
+
+class TableMemory:
+    """The table's plane over a camera's frames: the planes the frames' dice showed
+    (:func:`leans`), the last ``keep`` of them, agreed on. A fixed camera sees one plane, yet
+    each frame's is only as good as the face net's shapes of the few dice in it, and three
+    dice with one leaning can share a plane through some trial focal length. The memory's
+    plane is the one the most remembered planes lie within ``tolerance`` degrees of, at the
+    focal length most of them were found at, when at least ``agree`` of them do: one odd
+    frame moves it little, and a camera moved or changed takes over once its planes are the
+    most.
+
+    >>> memory = TableMemory()
+    >>> reading = read_dice(frame, table=memory.plane)      # doctest: +SKIP
+    >>> memory.update(reading.table)                         # doctest: +SKIP
+    """
+
+    def __init__(self, *, tolerance: float = 12.0, keep: int = 30, agree: int = 3) -> None:
+        if keep < agree or agree < 1:
+            raise ValueError(f"TableMemory: keep ({keep}) must be at least agree ({agree}) >= 1")
+        self.tolerance, self.keep, self.agree = tolerance, keep, agree
+        self._planes: list[TablePlane] = []
+        self.plane: TablePlane | None = None
+
+    def update(self, plane: TablePlane | None) -> TablePlane | None:
+        """Remember ``plane`` (None: the frame showed none, nothing changes); a plane of
+        another frame size starts the memory again. Returns the memory's plane."""
+        if plane is None:
+            return self.plane
+        if self._planes and tuple(self._planes[-1].size) != tuple(plane.size):
+            self._planes.clear()
+        self._planes = [*self._planes, plane][-self.keep:]
+        focals = [p.focal for p in self._planes]
+        # the most common focal length, the latest among equals
+        focal = max(reversed(focals), key=focals.count)
+        normals = np.array([p.normal for p in self._planes if p.focal == focal])
+        near = _least_angle(np.einsum("mc,nc->mn", normals, normals)[..., None]) < self.tolerance
+        best = int(np.argmax(near.sum(axis=1)))
+        if near[best].sum() < self.agree:
+            self.plane = None
+            return None
+        mean = normals[near[best]].mean(axis=0)
+        self.plane = TablePlane(tuple(float(v) for v in mean / np.linalg.norm(mean)),  # type: ignore[arg-type]
+                                focal, plane.size)
+        return self.plane

@@ -42,7 +42,7 @@ import numpy as np
 from vision.dice.lean import leans, view_shapes
 from vision.imageio import as_bgr
 from vision.onnxmodel import int8_exact, onnx_session
-from vision.readings import DiceReading, Die
+from vision.readings import DiceReading, Die, TablePlane
 
 __all__ = ["CLASSES", "CROP", "UPRIGHT_VIEWS", "DiceConfig", "candidates", "classify",
            "crop_batch", "crop_views", "die_color", "face_shapes", "lean_angles", "read_dice",
@@ -260,9 +260,19 @@ class DiceConfig:
         on an unseen rendered sample of eighteen sets, 96 fewer dice not flat read with a
         value (370 to 274) and 16 fewer wrong values, for 60 fewer dice read right (flat
         dice whose faces the net misjudges); about 3 ms more per 1280x720 frame.
+    lean_table_degrees : the bar of ``lean_degrees`` for dice judged against the table's
+        plane earlier frames of the camera showed (:func:`read_dice`'s ``table``), when too
+        few of them share a plane of their own: Doom Cat's three dice with one leaning, whose
+        two flat ones do not show the plane by themselves. Higher than ``lean_degrees``, as a
+        flat die whose face the net misjudges has no other dice of its frame to agree with.
+        35 since session 64 (rendered triples of a leaning die and two flat dice, or of three
+        flat dice, cut from scenes of 6-9 dice, the plane from the scene's other dice, seeds
+        10100-10399: 72 of 340 leaning dice read with a value reported cocked, where none
+        was before, and 12 of 1542 flat dice of flat triples; models/dice/HISTORY.md).
     lean_tolerance : dice whose faces lie within this many degrees of a plane share it.
     lean_support : the least number of dice that must share the plane (the die itself
-        included when it lies on it); with fewer dice in view, none is judged.
+        included when it lies on it); with fewer dice in view, none is judged, unless
+        :func:`read_dice` is given the plane earlier frames of the camera showed (``table``).
     lean_focals : the focal lengths tried for the camera, as multiples of the frame's
         longer side (0: far away; 0.55 is a field of view of about 85 degrees across).
     lean_views : the face net reads each crop in this many of its views (1-8,
@@ -310,6 +320,7 @@ class DiceConfig:
     translucent_threshold: float = 0.8
     neutral_saturation: float = 85.0
     lean_degrees: float = 25.0
+    lean_table_degrees: float = 35.0
     lean_tolerance: float = 12.0
     lean_support: int = 3
     lean_focals: tuple[float, ...] = (0.0, 2.0, 1.2, 0.8, 0.55)
@@ -819,35 +830,46 @@ def face_shapes(image: np.ndarray, boxes: Sequence[Sequence[float]], config: Dic
 
 
 def lean_angles(image: np.ndarray, dice: Sequence[Die], config: DiceConfig,
-                shapes: np.ndarray | None = None) -> np.ndarray:
-    """Each die's angle ``(N,)`` in degrees from the plane the dice share, as ``config``'s
-    ``lean_tolerance``, ``lean_support`` and ``lean_focals`` find it
-    (:func:`vision.dice.lean.leans`; NaN for every die when none is shared), from the face
-    net's shapes (:func:`face_shapes`) or, where given, from ``shapes`` ``(N, 2)``."""
+                shapes: np.ndarray | None = None, table: TablePlane | None = None,
+                ) -> tuple[np.ndarray, TablePlane | None]:
+    """Each die's angle ``(N,)`` in degrees from the table's plane, and the plane the dice
+    showed (:func:`vision.dice.lean.leans`, with ``config``'s ``lean_tolerance``,
+    ``lean_support`` and ``lean_focals``, and ``table`` the plane earlier frames showed), from
+    the face net's shapes (:func:`face_shapes`) or, where given, from ``shapes`` ``(N, 2)``."""
     if shapes is None:
         shapes = face_shapes(image, [die.bbox for die in dice], config)
     h, w = image.shape[:2]
-    return leans(shapes, np.array([die.center for die in dice]), (w, h),
+    return leans(shapes, np.array([die.center for die in dice]).reshape(-1, 2), (w, h),
                  tolerance=config.lean_tolerance, support=config.lean_support,
-                 focals=config.lean_focals)
+                 focals=config.lean_focals, table=table)
 
 
-def _leaning(image: np.ndarray, dice: list[Die], config: DiceConfig) -> list[Die]:
+def _leaning(image: np.ndarray, dice: list[Die], config: DiceConfig,
+             table: TablePlane | None) -> tuple[list[Die], TablePlane | None]:
     """``dice`` with each die read with a value whose face leans more than ``lean_degrees``
-    from the plane the dice share (:func:`lean_angles`) reported ``"cocked"``."""
-    angles = lean_angles(image, dice, config)
+    from the plane the dice show (:func:`lean_angles`), or, when they show none, more than
+    ``lean_table_degrees`` from ``table``, reported ``"cocked"``; and the plane they showed."""
+    angles, plane = lean_angles(image, dice, config, table=table)
+    own = plane is not None or table is None   # judged against the frame's own plane
+    bar = config.lean_degrees if own else config.lean_table_degrees
     return [replace(die, value=None, state="cocked")
-            if die.value is not None and angle > config.lean_degrees else die
-            for die, angle in zip(dice, angles, strict=True)]
+            if die.value is not None and angle > bar else die
+            for die, angle in zip(dice, angles, strict=True)], plane
 
 
-def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReading:
+def read_dice(image: np.ndarray, config: DiceConfig | None = None, *,
+              table: TablePlane | None = None) -> DiceReading:
     """Read every d6 in a frame.
 
     Parameters
     ----------
     image : BGR ``uint8`` frame (grey, BGRA, float and uint16 are converted); any size.
     config : thresholds; the default suits 640x480 to 1920x1080 frames and close-up crops.
+    table : the table's plane earlier frames of the same camera showed
+        (:class:`vision.dice.lean.TableMemory` of their readings' ``table``): when fewer than
+        ``lean_support`` dice of this frame share a plane (three dice, one of them leaning),
+        they are judged against it (at ``lean_table_degrees``) instead of not at all. A plane
+        found in frames of another size (another camera) is not used.
 
     Returns
     -------
@@ -855,7 +877,8 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
         One :class:`~vision.readings.Die` per die found, left to right: ``value`` 1-6 with
         ``state "flat"``, or ``None`` with ``state "cocked"`` / ``"unreadable"`` when the top
         face cannot be read (never a guess). ``bbox`` is the box of the top face. The
-        reading's ``hand`` tells whether a hand is in view.
+        reading's ``hand`` tells whether a hand is in view, its ``table`` the plane this
+        frame's dice showed (None when they showed none).
 
     Raises
     ------
@@ -872,6 +895,8 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     """
     config = config or _default_config()
     image = as_bgr(image)
+    if table is not None and tuple(table.size) != (image.shape[1], image.shape[0]):
+        table = None
     # whole: found whole, by a coarser pass or (below) by the second look
     boxes, scores, hand, whole = _candidates(image, config)
     if len(boxes) == 0:
@@ -894,7 +919,9 @@ def read_dice(image: np.ndarray, config: DiceConfig | None = None) -> DiceReadin
     wholes = [die.bbox for die, found in read if found]
     dice = [die for die, found in read
             if found or share_inside(die.bbox, wholes) < config.coarse_part_share]
-    if math.isfinite(config.lean_degrees) and len(dice) >= config.lean_support:
-        dice = _leaning(image, dice, config)
+    plane = None
+    if math.isfinite(config.lean_degrees) and dice and (
+            len(dice) >= config.lean_support or table is not None):
+        dice, plane = _leaning(image, dice, config, table)
     dice.sort(key=lambda d: (d.bbox[0], d.bbox[1]))
-    return DiceReading(tuple(dice), hand)
+    return DiceReading(tuple(dice), hand, plane)

@@ -158,6 +158,33 @@ def test_a_hand_in_the_reading_holds_the_dice_in_handling(tmp_path):
     assert {d["state"] for d in readings["tracked"]} == {"handling"}
 
 
+def test_the_dice_reader_gets_the_table_plane_its_readings_agreed_on(tmp_path):
+    """Once three readings have shown the same table plane, the dice reader is given it
+    (``table``) with every frame; a reader whose readings show none gets the image alone."""
+    from vision.readings import TablePlane
+
+    hub = Hub(Store(tmp_path / "g.sqlite"), {"cat": CounterEngine("cat")})
+    plane = TablePlane((0.0, -0.6, 0.8), 0.55, (480, 240))
+    given = []
+
+    def dice_with_plane(image: np.ndarray, **kwargs) -> DiceReading:
+        given.append(kwargs.get("table"))
+        return DiceReading(fake_dice(image).dice, table=plane if len(given) <= 3 else None)
+
+    processor = Processor(hub, read_dice=dice_with_plane, read_sigil=None)
+    frame = np.full((240, 480, 3), 200, np.uint8)
+    for i in range(6):
+        processor(frame, i / 10)
+    assert given[:3] == [None, None, None]
+    assert [t is not None and t.focal == 0.55 for t in given[3:]] == [True] * 3
+    assert given[3].normal == pytest.approx(plane.normal)
+
+    plain = Processor(hub, read_dice=fake_dice, read_sigil=None)   # takes the image alone
+    for i in range(4):
+        readings, _ = plain(frame, i / 10)
+    assert len(readings["dice"]) == len(VALUES)
+
+
 def test_the_sigil_reader_gets_the_cards_last_pose_as_a_hint(tmp_path):
     """A steady card is found where it was (the reader's hint); after a frame where the card
     was not found, the reader searches afresh."""

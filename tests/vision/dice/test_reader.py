@@ -125,6 +125,22 @@ def test_a_leaning_die_is_reported_cocked_without_a_value():
     _holds("leaning-die")
 
 
+def test_a_reading_gives_the_table_plane_its_dice_show():
+    """The leaning-die scene's flat dice share a plane: the reading gives it (``table``), for
+    later frames of the camera. Given back, it changes nothing here (the dice show their own
+    plane at its focal length); a plane from frames of another size is not used at all."""
+    seed, _ = pinned.PINNED["leaning-die"]
+    frame, _ = render_scene(np.random.default_rng(seed), count=(4, 8), size_px=(30.0, 70.0),
+                            cocked_rate=0.25, hand_rate=0.0)
+    reading = read_dice(frame)
+    h, w = frame.shape[:2]
+    assert reading.table is not None and reading.table.size == (w, h)
+    assert any(d.state == "cocked" for d in reading.dice)
+    assert read_dice(frame, table=reading.table) == reading
+    other = replace(reading.table, size=(w + 1, h), normal=(0.0, 0.6, 0.8))
+    assert read_dice(frame, table=other) == reading
+
+
 def _die(value, box, confidence):
     return Die(value, "white", box, confidence, "flat" if value else "unreadable")
 
