@@ -94,9 +94,10 @@ def test_on_a_phone_a_long_picker_scrolls_inside_the_screen(served, browser):
                 ) as page:
         page.locator("[data-player='0'] [data-line^='0-0']").first.click()
         page.wait_for_selector("#events [data-fix]")
-        fix = page.locator("#events li", has_text="line").locator("[data-fix]").first
-        fix.scroll_into_view_if_needed()
-        fix.click()
+        # click() scrolls the button into view itself, and finds it again when the log is
+        # drawn anew under it (a separate scroll_into_view_if_needed failed when the log
+        # redrew between the two: "Element is not attached to the DOM")
+        page.locator("#events li", has_text="line").locator("[data-fix]").first.click()
         picker = page.locator(".picker")
         assert picker.locator(".picker-options button").count() == 66
         box = picker.bounding_box()
