@@ -108,6 +108,10 @@ class DiceTrackerConfig:
         ``still_tolerance`` of where it lay.
     color_penalty : float
         Added to the matching distance (die sizes) when the colours differ.
+    face_penalty : float
+        Added to the matching distance (die sizes) of a settled die and a detection on
+        another face that a moving die could take too: a die thrown past a die at rest hides
+        it for a frame or two, and the die at rest must not follow the moving one away.
     nudge_distance : float
         A reported die found this close (die sizes) to where it settled, on another face, without
         having tumbled, is nudged rather than re-rolled.
@@ -138,6 +142,7 @@ class DiceTrackerConfig:
     still_tolerance: float = 0.25
     match_distance: float = 2.0
     color_penalty: float = 0.5
+    face_penalty: float = 0.5
     nudge_distance: float = 1.0
     max_missed: int = 3
     min_confidence: float = 0.0
@@ -164,8 +169,8 @@ class DiceTrackerConfig:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if not self.gap_seconds > 0:
             raise ValueError(f"gap_seconds must be positive, got {self.gap_seconds}")
-        if self.color_penalty < 0 or self.max_missed < 0:
-            raise ValueError("color_penalty and max_missed must not be negative")
+        if min(self.color_penalty, self.face_penalty, self.max_missed) < 0:
+            raise ValueError("color_penalty, face_penalty and max_missed must not be negative")
         for name in ("min_confidence", "check_below"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
@@ -367,9 +372,20 @@ class DiceTracker:
                 if det.color != tr.color:
                     cost += cfg.color_penalty
                 if cost <= reach:
-                    # Ties broken by positions, never by list order: permuting the reader's
-                    # list of dice changes nothing.
-                    pairs.append((cost, tr.id, c[0], c[1], det.value or 0, ti, di))
+                    pairs.append([cost, tr.id, c[0], c[1], det.value or 0, ti, di])
+        # A die thrown past a die at rest hides it: where a moving die could take a detection,
+        # a die settled on another face than the detection's is the less likely one, so it
+        # does not follow the moving die away (a die turned in place, with no moving die
+        # near, still takes its detection: nudged).
+        moving = {di for *_, ti, di in pairs
+                  if not self._tracks[ti].missed and self._settled(self._tracks[ti]) is None}
+        for p in pairs:
+            tr, det = self._tracks[p[5]], detections[p[6]]
+            if (p[6] in moving and tr.reported is not None and self._settled(tr) is not None
+                    and (det.value, det.state) != (tr.reported.value, tr.reported.state)):
+                p[0] += cfg.face_penalty
+        # Ties broken by positions, never by list order: permuting the reader's list of dice
+        # changes nothing.
         pairs.sort(key=lambda p: p[:5])
         used_t: set[int] = set()
         used_d: set[int] = set()

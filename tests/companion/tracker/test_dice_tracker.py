@@ -703,3 +703,25 @@ def test_dice_in_the_hand_are_remembered_while_a_hidden_die_is_seen_again():
     reroll = events[1][1]
     assert sorted(d.value for d in reroll.replaced) == [1, 3]
     assert sorted(d.value for d in reroll.dice if d.id in reroll.rerolled) == [5, 6]
+
+
+def test_a_die_thrown_past_a_die_at_rest_does_not_carry_it_off():
+    """A die thrown again lands beside a die at rest, hiding it for two frames on the way:
+    the reader then sees one die there, with the moving die's face, a little nearer the die
+    at rest than where the moving die's last step would take it. The die at rest stays where
+    it lay with its face (it was followed away before, and the re-roll was told as its own,
+    with a nudge of it onto the thrown die's face)."""
+    a, b, c = die(2, 100, 100), die(4, 200, 200), die(3, 300, 90)
+    landed = die(5, 140, 100)
+    frames = (still([a, b, c], 8) + still([a, c], 6)
+              + [[die(3, -20, 100), a, c], [die(1, 20, 100), a, c], [die(6, 58, 100), a, c],
+                 [die(5, 98, 100), c], [die(2, 119, 100), c]]
+              + still([a, landed, c], 10))
+    events, _ = run(frames)
+    assert [type(e).__name__ for _, e in events] == ["RollSettled", "RerollSettled"]
+    first, reroll = events[0][1], events[1][1]
+    a_id = next(d.id for d in first.dice if d.value == 2)
+    assert [(d.value, d.center) for d in reroll.dice if d.id in reroll.rerolled] == [
+        (5, landed.center)]
+    assert [d.value for d in reroll.replaced] == [4]
+    assert next(d for d in reroll.dice if d.id == a_id).value == 2
