@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.cache import per_object
+
 __all__ = ["Edge", "EdgeConfig", "edge_cover", "print_shown"]
 
 
@@ -38,6 +40,8 @@ class EdgeConfig:
     skip_mm: float = 1.0       # ... from this far (the edge's own shadow left out)
     local_mm: float = 1.5      # the print measured against the paper this close to it
     print_strength: float = 0.4  # ... where the blank card prints this much darker than it
+    missing_level: float = 0.25  # print shown less than this is missing; when less than
+    min_missing: float = 0.02    # ... this share of it is, nothing is looked for
     typical_quantile: float = 0.75  # the print shown is measured against this quantile of
     #                                  the card's (how well it shows where it is not covered)
     shown_max: float = 0.35    # the covered side shows at most this much of the print
@@ -69,6 +73,22 @@ class Edge:
     shown: tuple[float, float]
 
 
+@per_object(size=32)
+def _strength(ref_grey: np.ndarray, local_px: int) -> np.ndarray:
+    """How much darker the blank card prints than its paper within ``local_px``, cached per
+    blank card."""
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * local_px + 1, 2 * local_px + 1))
+    return cv2.dilate(ref_grey, k) - ref_grey
+
+
+@per_object(size=32)
+def _print_zone(ref_grey: np.ndarray, level: float, grow: int) -> np.ndarray:
+    """The blank card's print (darker than ``level``) grown by ``grow`` px, bool, cached per
+    blank card."""
+    return cv2.dilate((ref_grey < level).astype(np.uint8),
+                      np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)) > 0
+
+
 def print_shown(norm_grey: np.ndarray, ref_grey: np.ndarray, spread_px: int,
                 local_px: int) -> tuple[np.ndarray, np.ndarray]:
     """How much of the blank card's print the photo shows at each pixel, and how strongly the
@@ -78,7 +98,7 @@ def print_shown(norm_grey: np.ndarray, ref_grey: np.ndarray, spread_px: int,
     shadow, shows none of it; the first is over the second (1: the print as dark as on the
     blank card)."""
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * local_px + 1, 2 * local_px + 1))
-    strength = cv2.dilate(ref_grey, k) - ref_grey
+    strength = _strength(ref_grey, local_px)
     s = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * spread_px + 1, 2 * spread_px + 1))
     dark = cv2.dilate(norm_grey, k) - cv2.erode(norm_grey, s)
     shown = np.clip(dark / np.maximum(strength, 0.2), 0.0, 1.5).astype(np.float32)
@@ -97,9 +117,7 @@ def _segments(norm_grey: np.ndarray, ref_grey: np.ndarray, *, px_per_mm: float,
     # the blank card's own print (its outlines, frame and dividers are straight too), and the
     # card's border (the card's own outline)
     grow = max(1, round(1.0 * px_per_mm))
-    printed = cv2.dilate((ref_grey < print_level).astype(np.uint8),
-                         np.ones((2 * grow + 1, 2 * grow + 1), np.uint8))
-    edges[printed > 0] = 0
+    edges[_print_zone(ref_grey, print_level, grow)] = 0
     if unseen is not None and unseen.any():
         # (within what is already hidden: a hand's folds and shading)
         inner = cv2.erode(unseen.astype(np.uint8), np.ones((2 * grow + 1, 2 * grow + 1), np.uint8))
@@ -129,23 +147,26 @@ def _segments(norm_grey: np.ndarray, ref_grey: np.ndarray, *, px_per_mm: float,
     return seg[keep]
 
 
-def _side_bands(shape: tuple[int, int], p0: np.ndarray, p1: np.ndarray, normal: np.ndarray,
-                width: float, skip: float, reach: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Bool masks of the two bands along the segment ``p0``-``p1`` (lengthened by ``reach`` px
-    at each end): ``skip`` to ``width`` px from its line on the side ``normal`` points to, and
-    on the other side."""
-    d = np.array([normal[1], -normal[0]]) * reach
-    if float(d @ (p1 - p0)) < 0:
-        d = -d
-    p0, p1 = p0 - d, p1 + d
+def _band_values(shown: np.ndarray, printed: np.ndarray, p0: np.ndarray, p1: np.ndarray,
+                 normal: np.ndarray, width: float, skip: float) -> list[np.ndarray]:
+    """The values of ``shown`` at the ``printed`` pixels of the two bands along the segment
+    ``p0``-``p1``: ``skip`` to ``width`` px from its line on the side ``normal`` points to,
+    then on the other side (each band drawn within its own bounding box only)."""
+    h, w = shown.shape
     out = []
     for sgn in (1.0, -1.0):
         n = sgn * normal
         quad = np.array([p0 + n * skip, p1 + n * skip, p1 + n * width, p0 + n * width])
-        m = np.zeros(shape, np.uint8)
-        cv2.fillConvexPoly(m, np.round(quad).astype(np.int32), 1)
-        out.append(m.astype(bool))
-    return out[0], out[1]
+        x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int), 0)
+        x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + 1, (w, h))
+        if x1 <= x0 or y1 <= y0:
+            out.append(np.zeros(0, np.float32))
+            continue
+        m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(m, np.round(quad - (x0, y0)).astype(np.int32), 1)
+        sel = (m > 0) & printed[y0:y1, x0:x1]
+        out.append(shown[y0:y1, x0:x1][sel])
+    return out
 
 
 def _along_print(strong: np.ndarray, p0: np.ndarray, p1: np.ndarray, normal: np.ndarray,
@@ -186,15 +207,15 @@ def _join(segs: np.ndarray, *, angle_deg: float, off_px: float,
             k = group[k]
         return k
 
-    cos_max = np.cos(np.radians(angle_deg))
-    for a in range(n):
-        for b in range(a + 1, n):
-            if abs(float(u[a] @ u[b])) < cos_max:
-                continue
-            off = max(abs(float((q - p0[a]) @ nrm[a])) for q in (p0[b], p1[b]))
-            off = max(off, *(abs(float((q - p0[b]) @ nrm[b])) for q in (p0[a], p1[a])))
-            if off <= off_px:
-                group[root(b)] = root(a)
+    # pairs along one line: directions within angle_deg, every end of each within off_px of
+    # the other's line
+    cos = np.abs(u @ u.T)
+    ends = np.stack([p0, p1], axis=1)                              # (n, 2 ends, 2)
+    rel = ends[None, :, :, :] - p0[:, None, None, :]               # [a, b, end]: b's end - a's p0
+    off = np.abs((rel * nrm[:, None, None, :]).sum(axis=3)).max(axis=2)   # b's ends off a's line
+    near = (cos >= np.cos(np.radians(angle_deg))) & (np.maximum(off, off.T) <= off_px)
+    for a, b in zip(*np.nonzero(np.triu(near, 1)), strict=True):
+        group[root(int(b))] = root(int(a))
     out = []
     for g in {root(k) for k in range(n)}:
         members = [k for k in range(n) if root(k) == g]
@@ -226,16 +247,7 @@ def edge_cover(norm_grey: np.ndarray, ref_grey: np.ndarray, unseen: np.ndarray, 
     ``cfg``."""
     c = cfg or EdgeConfig()
     h, w = norm_grey.shape
-    segs = _segments(norm_grey, ref_grey, px_per_mm=px_per_mm, min_len_mm=c.piece_mm,
-                     gap_mm=c.gap_mm, border_mm=c.border_mm, print_level=c.print_level,
-                     frame_mm=c.frame_mm, unseen=unseen)
     hidden = np.zeros((h, w), bool)
-    if not len(segs):
-        return hidden, []
-    runs = [r for r in _join(segs, angle_deg=c.join_deg, off_px=c.join_mm * px_per_mm)
-            if r[2] >= c.min_len_mm * px_per_mm]
-    if not runs:
-        return hidden, []
     shown, strength = print_shown(norm_grey, ref_grey, spread_px,
                                   max(1, round(c.local_mm * px_per_mm)))
     printed = (strength > c.print_strength) & ~unseen
@@ -245,23 +257,32 @@ def edge_cover(norm_grey: np.ndarray, ref_grey: np.ndarray, unseen: np.ndarray, 
     # relative to how well the print shows where it shows (a blurred or faint photo shows
     # less of it everywhere): the typical_quantile of the card's printed pixels
     shown /= max(float(np.quantile(shown[printed], c.typical_quantile)), 0.2)
+    if float((shown[printed] < c.missing_level).mean()) < c.min_missing:
+        return hidden, []   # (nearly all the print in view shows: nothing lies over it)
+    segs = _segments(norm_grey, ref_grey, px_per_mm=px_per_mm, min_len_mm=c.piece_mm,
+                     gap_mm=c.gap_mm, border_mm=c.border_mm, print_level=c.print_level,
+                     frame_mm=c.frame_mm, unseen=unseen)
+    if not len(segs):
+        return hidden, []
+    runs = [r for r in _join(segs, angle_deg=c.join_deg, off_px=c.join_mm * px_per_mm)
+            if r[2] >= c.min_len_mm * px_per_mm]
+    if not runs:
+        return hidden, []
     reach = c.reach_mm * px_per_mm
     found: list[Edge] = []
     strong = (strength > c.print_strength).astype(np.float32)
     for p0, p1, _ in runs:
         d = p1 - p0
         n = np.array([-d[1], d[0]]) / max(float(np.hypot(*d)), 1e-6)
-        if _along_print(strong, p0, p1, n, c.print_off_mm * px_per_mm) >= c.print_along:
+        va, vb = _band_values(shown, printed, p0, p1, n, c.band_mm * px_per_mm,
+                              c.skip_mm * px_per_mm)
+        if len(va) < least or len(vb) < least:
             continue
-        a, b = _side_bands((h, w), p0, p1, n, c.band_mm * px_per_mm,
-                           c.skip_mm * px_per_mm)
-        pa, pb = printed & a, printed & b
-        if pa.sum() < least or pb.sum() < least:
+        sa, sb = float(np.median(va)), float(np.median(vb))
+        if abs(sa - sb) < c.shown_gap or min(sa, sb) > c.shown_max \
+                or _along_print(strong, p0, p1, n, c.print_off_mm * px_per_mm) >= c.print_along:
             continue
-        sa, sb = float(np.median(shown[pa])), float(np.median(shown[pb]))
         ends = (float(p0[0]), float(p0[1])), (float(p1[0]), float(p1[1]))
-        if abs(sa - sb) < c.shown_gap:
-            continue
         if sa <= c.shown_max and sb >= c.shown_min:
             found.append(Edge(*ends, (float(n[0]), float(n[1])), (sa, sb)))
         elif sb <= c.shown_max and sa >= c.shown_min:

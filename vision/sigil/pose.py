@@ -115,6 +115,9 @@ class PoseConfig:
     # may fit the blank card turned half round nearly as well as the right way (the whole
     # card's correlation 0.20 against 0.198 on one photo): its candles must fit better
     cut_min_candle_match: float = 0.55
+    # another card looked for (find_pose's exclude): the card found, grown by this share of
+    # its size about its centre, is painted over in the table's colour
+    exclude_grow: float = 0.03
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -1054,10 +1057,21 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     """
     cfg = config or PoseConfig()
     notes: list[str] = []
-    photo = _Photo(image, gray, exclude)
     if exclude is not None:
+        # the card already found painted over in the table's colour (the median of the
+        # photo's border), its edge and shadow too: the other card's outline is then its own
+        # (a card under it shows as one with a side or a corner hidden, as under a hand)
+        quad = np.asarray(exclude, np.float64)
+        mid = quad.mean(axis=0)
+        grown = mid + (quad - mid) * (1.0 + cfg.exclude_grow)
+        border = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
+        painted = image.copy()
+        cv2.fillConvexPoly(painted, np.round(grown).astype(np.int32),
+                           [int(v) for v in np.median(border, axis=0)])
+        photo = _Photo(painted, cv2.cvtColor(painted, cv2.COLOR_BGR2GRAY), exclude)
         pose, which, more = _find_by_outline(photo, geom, refs, cfg)
         return pose, which, notes + more
+    photo = _Photo(image, gray)
     seen = _markers_in_view(gray, geom, others) if markers else {}
     hm = _marker_homography(seen, geom) if len(seen) >= 2 else None
     if hm is not None:

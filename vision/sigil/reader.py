@@ -1134,10 +1134,10 @@ def read_sigil(image: np.ndarray, layout: Any,
 
 
 def _blank(reading: SigilReading) -> bool:
-    """Nothing written read on the card: no line, no cross, every top box empty."""
+    """Nothing written read on the card: no line, no cross, no digit (elements unknown are
+    not writing)."""
     st = reading.state
-    return not st.lines and not st.crossed and all(b is None for b in st.top) \
-        and not any(u.startswith("top") for u in st.unknown)
+    return not st.lines and not st.crossed and all(b is None for b in st.top)
 
 
 def _read(geom: CardGeometry, pose: Pose, maps: CardMaps, notes: list[str],
