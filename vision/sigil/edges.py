@@ -37,6 +37,7 @@ class EdgeConfig:
     gap_mm: float = 8.0        # pieces of a run this far apart are joined
     band_mm: float = 20.0      # the print on each side is measured this far from the run
     reach_mm: float = 10.0     # an edge covers this far beyond the ends of its run
+    margin_mm: float = 1.5     # ... and this far on its near side (its shadow, the rim)
     skip_mm: float = 1.0       # ... from this far (the edge's own shadow left out)
     local_mm: float = 1.5      # the print measured against the paper this close to it
     print_strength: float = 0.4  # ... where the blank card prints this much darker than it
@@ -269,6 +270,7 @@ def edge_cover(norm_grey: np.ndarray, ref_grey: np.ndarray, unseen: np.ndarray, 
     if not runs:
         return hidden, []
     reach = c.reach_mm * px_per_mm
+    margin = c.margin_mm * px_per_mm
     found: list[Edge] = []
     strong = (strength > c.print_strength).astype(np.float32)
     for p0, p1, _ in runs:
@@ -292,7 +294,8 @@ def edge_cover(norm_grey: np.ndarray, ref_grey: np.ndarray, unseen: np.ndarray, 
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
 
     def side(e: Edge) -> np.ndarray:
-        return (xx - e.p0[0]) * e.normal[0] + (yy - e.p0[1]) * e.normal[1] > 0
+        """Beyond ``e``, and ``margin`` px short of it (its shadow, the card's rim)."""
+        return (xx - e.p0[0]) * e.normal[0] + (yy - e.p0[1]) * e.normal[1] > -margin
 
     def sweep(e: Edge) -> np.ndarray:
         """Beyond ``e`` as far along it as it runs, and ``reach`` more."""
