@@ -6,8 +6,9 @@ beyond its straight edge, and shows its own print there instead; the learned cov
 card for a cover. Two cues together, neither tied to a design: a long straight step in the
 photo that the blank card does not have (Hough segments of the photo's edges away from the
 blank card's own print), and, on one side of it, the blank card's print missing where the
-other side shows it. The covered region is that side (where two such edges meet inside the
-card, a corner of the card on top, the side of both).
+other side shows it. The covered region is that side as far along the edge as it runs
+(where two such edges meet inside the card, a corner of the card on top, the side of both),
+kept only where the blank card's print hardly shows (:func:`edge_cover`).
 
 Convention: arrays are ``[row, col]`` = ``[y * s, x * s]`` on the rectified card, ``x, y`` in
 card mm, ``s`` px/mm.
@@ -36,9 +37,9 @@ class EdgeConfig:
     join_mm: float = 1.5       # ... and off each other's line are one run
     gap_mm: float = 8.0        # pieces of a run this far apart are joined
     band_mm: float = 20.0      # the print on each side is measured this far from the run
+    skip_mm: float = 1.0       # ... from this far (the edge's own shadow left out)
     reach_mm: float = 10.0     # an edge covers this far beyond the ends of its run
     margin_mm: float = 1.5     # ... and this far on its near side (its shadow, the rim)
-    skip_mm: float = 1.0       # ... from this far (the edge's own shadow left out)
     local_mm: float = 1.5      # the print measured against the paper this close to it
     print_strength: float = 0.4  # ... where the blank card prints this much darker than it
     missing_level: float = 0.25  # print shown less than this is missing; when less than
@@ -95,9 +96,9 @@ def print_shown(norm_grey: np.ndarray, ref_grey: np.ndarray, spread_px: int,
     """How much of the blank card's print the photo shows at each pixel, and how strongly the
     blank card prints there, float32 (H, W) each. Both are local: the darkest pixel within
     ``spread_px`` (a pixel of misregistration) below the brightest within ``local_px`` (the
-    paper beside a stroke), so that a card of another colour lying over the print, or a
-    shadow, shows none of it; the first is over the second (1: the print as dark as on the
-    blank card)."""
+    paper beside a stroke), so that a card of another colour lying over the print shows none
+    of it and a shadow over it all of it; the first is over the second (1: the print as dark
+    as on the blank card)."""
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * local_px + 1, 2 * local_px + 1))
     strength = _strength(ref_grey, local_px)
     s = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * spread_px + 1, 2 * spread_px + 1))
