@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -118,6 +118,7 @@ class PoseConfig:
     # another card looked for (find_pose's exclude): the card found, grown by this share of
     # its size about its centre, is painted over in the table's colour
     exclude_grow: float = 0.03
+    exclude_effort: int = 2     # ... and the search given this many times the candidates
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -1069,7 +1070,12 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         cv2.fillConvexPoly(painted, np.round(grown).astype(np.int32),
                            [int(v) for v in np.median(border, axis=0)])
         photo = _Photo(painted, cv2.cvtColor(painted, cv2.COLOR_BGR2GRAY), exclude)
-        pose, which, more = _find_by_outline(photo, geom, refs, cfg)
+        wider = replace(cfg, refine_candidates=cfg.refine_candidates * cfg.exclude_effort,
+                        recover_starts=cfg.recover_starts * cfg.exclude_effort,
+                        recover_candidates=cfg.recover_candidates * cfg.exclude_effort,
+                        recover_completed=cfg.recover_completed * cfg.exclude_effort,
+                        recover_completions=cfg.recover_completions * cfg.exclude_effort)
+        pose, which, more = _find_by_outline(photo, geom, refs, wider)
         return pose, which, notes + more
     photo = _Photo(image, gray)
     seen = _markers_in_view(gray, geom, others) if markers else {}
