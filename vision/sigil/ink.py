@@ -27,6 +27,7 @@ import numpy as np
 
 from vision.cache import per_object
 from vision.sigil.bands import stack_maps
+from vision.sigil.edges import Edge, EdgeConfig, edge_cover
 from vision.sigil.geometry import CardGeometry
 
 __all__ = ["COVER_CHANNELS", "CardMaps", "card_maps", "cover_input", "element_mask",
@@ -65,6 +66,7 @@ class CardMaps:
     px_per_mm: float = 4.0
     norm: np.ndarray | None = None  # the light-normalised photo (float32 BGR), when kept
     outside: np.ndarray | None = None  # card pixels outside the photo (None: none are)
+    edges: tuple[Edge, ...] = ()  # another card's edges across this one (what they cover hidden)
 
     @property
     def level(self) -> float:
@@ -325,6 +327,7 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
               cover: Callable[[np.ndarray], np.ndarray] | None = None,
               cover_level: float = 0.5, cover_min_mm: float = 3.0,
               cover_island_mm2: float = 120.0, keep_cover_input: bool = False,
+              edges: EdgeConfig | None = None, also_hidden: np.ndarray | None = None,
               ) -> CardMaps:
     """Ink, hidden and glare maps of a rectified card photo (see the module docstring).
 
@@ -340,6 +343,11 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     where they are at least ``cover_min_mm`` wide (no pen stroke is), and, away from the
     card's edge, ``cover_island_mm2`` large (no hand lies on a card without reaching it).
     ``keep_cover_input`` keeps its input in the maps (for training it).
+
+    ``edges``, when given (and a blank card is): another card lying over this one is found by
+    its straight edge and the print missing beyond it (:func:`vision.sigil.edges.edge_cover`)
+    and what it covers is hidden too. ``also_hidden`` (bool, as ``rect``): what the caller knows
+    to be covered (another card found lying over this one), hidden too.
     """
     H, W = rect.shape[:2]
     img = rect.astype(np.float32)
@@ -404,11 +412,18 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
         hidden = _up(covered.astype(np.float32), (H, W)) > 0.25
         hidden = cv2.dilate(hidden.astype(np.uint8), k, iterations=2).astype(bool)
     hidden |= ~valid
+    if also_hidden is not None:
+        hidden |= also_hidden
     if glare_small.any():
         glare = _up(glare_small.astype(np.float32), (H, W)) > 0.25
         glare = cv2.dilate(glare.astype(np.uint8), k).astype(bool)
     else:  # (nothing to grow: the common case)
         glare = np.zeros((H, W), bool)
+    covering: list[Edge] = []
+    if edges is not None and edges.use and not ref.stand_in:
+        over, covering = edge_cover(_min3(norm), ref.grey, hidden | glare, px_per_mm=px_per_mm,
+                                    spread_px=spread_px, cfg=edges)
+        hidden |= over
 
     # contrast of the printed artwork in this photo, the yardstick of every ink level
     dark_px = ref.dark & ~hidden & ~glare
@@ -452,4 +467,4 @@ def card_maps(rect: np.ndarray, valid: np.ndarray, ref: Reference, *,
     return CardMaps(ink=ink, hidden=hidden, glare=glare, blind=blind, contrast=contrast,
                     rectified=rect, cover_in=cover_in if keep_cover_input else None,
                     ref=ref, spread_px=spread_px, px_per_mm=px_per_mm, norm=norm,
-                    outside=None if valid.all() else ~valid)
+                    outside=None if valid.all() else ~valid, edges=tuple(covering))

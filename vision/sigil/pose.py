@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -115,6 +115,10 @@ class PoseConfig:
     # may fit the blank card turned half round nearly as well as the right way (the whole
     # card's correlation 0.20 against 0.198 on one photo): its candles must fit better
     cut_min_candle_match: float = 0.55
+    # another card looked for (find_pose's exclude): the card found, grown by this share of
+    # its size about its centre, is painted over in the table's colour
+    exclude_grow: float = 0.03
+    exclude_effort: int = 2     # ... and the search given this many times the candidates
 
 
 def _pose_of(h: np.ndarray, geom: CardGeometry, method: str, markers: tuple[int, ...] = (),
@@ -982,9 +986,21 @@ class _Photo:
     :func:`_min_channel_normalised`), made once on first use: warping one channel instead of
     three and reducing it afterwards."""
 
-    def __init__(self, bgr: np.ndarray, grey: np.ndarray) -> None:
+    def __init__(self, bgr: np.ndarray, grey: np.ndarray,
+                 exclude: np.ndarray | None = None) -> None:
         self.bgr = bgr
         self.grey = grey
+        # a card already read (its corners, px): the search looks for another one
+        self.exclude = None if exclude is None else np.asarray(exclude, np.float64)
+
+    def excluded(self, corners: np.ndarray, tol: float = 0.1) -> bool:
+        """Whether a card with these corners (px, any rotation) is the card excluded: every
+        corner within ``tol`` of its shorter side (the card turned half round is the same
+        card)."""
+        if self.exclude is None:
+            return False
+        side = min(_sides(self.exclude))
+        return _same_quad(np.asarray(corners, np.float64), self.exclude, tol * side)
 
     @cached_property
     def darkest(self) -> np.ndarray:
@@ -1000,7 +1016,8 @@ class _Photo:
 def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
               refs: Sequence[np.ndarray], config: PoseConfig | None = None,
               others: Mapping[int, str] | None = None, hint: np.ndarray | None = None,
-              markers: bool = True) -> tuple[Pose, int, list[str]]:
+              markers: bool = True, exclude: np.ndarray | None = None,
+              ) -> tuple[Pose, int, list[str]]:
     """The card's pose in a photo for the reader, the index of the reference that fits it, and
     notes.
 
@@ -1027,6 +1044,10 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
         them (every blank card given is a printed design without them,
         :func:`shows_markers`): the marker search is then skipped, and with it the check
         for another layout's markers (:class:`WrongLayout`).
+    exclude
+        The corners (px, (4, 2)) of a card of the layout already found: another card of it
+        is searched for by its outline (markers and the hint left out), every pose within a
+        tenth of a side of those corners rejected.
 
     Raises
     ------
@@ -1037,6 +1058,25 @@ def find_pose(image: np.ndarray, gray: np.ndarray, geom: CardGeometry,
     """
     cfg = config or PoseConfig()
     notes: list[str] = []
+    if exclude is not None:
+        # the card already found painted over in the table's colour (the median of the
+        # photo's border), its edge and shadow too: the other card's outline is then its own
+        # (a card under it shows as one with a side or a corner hidden, as under a hand)
+        quad = np.asarray(exclude, np.float64)
+        mid = quad.mean(axis=0)
+        grown = mid + (quad - mid) * (1.0 + cfg.exclude_grow)
+        border = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
+        painted = image.copy()
+        cv2.fillConvexPoly(painted, np.round(grown).astype(np.int32),
+                           [int(v) for v in np.median(border, axis=0)])
+        photo = _Photo(painted, cv2.cvtColor(painted, cv2.COLOR_BGR2GRAY), exclude)
+        wider = replace(cfg, refine_candidates=cfg.refine_candidates * cfg.exclude_effort,
+                        recover_starts=cfg.recover_starts * cfg.exclude_effort,
+                        recover_candidates=cfg.recover_candidates * cfg.exclude_effort,
+                        recover_completed=cfg.recover_completed * cfg.exclude_effort,
+                        recover_completions=cfg.recover_completions * cfg.exclude_effort)
+        pose, which, more = _find_by_outline(photo, geom, refs, wider)
+        return pose, which, notes + more
     photo = _Photo(image, gray)
     seen = _markers_in_view(gray, geom, others) if markers else {}
     hm = _marker_homography(seen, geom) if len(seen) >= 2 else None
@@ -1275,7 +1315,8 @@ def _recover(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarray], cfg:
             if moved < 0.5 * photo_px_per_mm(h, geom):
                 break
         r = _refine(photo, h, geom, refs[i], coarse=False)
-        if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover:
+        if r is None or r[1] < cfg.min_inliers or r[2] < cfg.min_cover \
+                or photo.excluded(project(r[0], corners)):
             continue
         score, candles = _fit(photo.grey, r[0], geom, refs[i], cfg)
         if candles < need_candles or score < cfg.recover_min_match \
@@ -1323,6 +1364,8 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
     notes: list[str] = []
     scored: list[tuple[float, _Outline, int, int]] = []    # score, outline, rotation, reference
     for o in outlines:
+        if photo.excluded(o.rough):
+            continue
         turns = (0, 1, 2, 3) if every_turn else _short_side_turns(o.rough)
         scored += [(score, o, k, i) for score, k, i
                    in _ranked_turns(photo, geom, refs, homographies_for_quad(o.rough, geom),
@@ -1356,6 +1399,8 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
                 h0 = r[0]
         else:
             h0 = r[0]
+        if photo.excluded(project(h0, card_corners_mm(geom))):
+            return
         # the candles must be where the layout puts them: a card of another layout, or of
         # another design with the same frame, matches the rest of the card well
         top = max(top, (score, candles))
@@ -1382,7 +1427,7 @@ def _pose_from_quads(photo: _Photo, geom: CardGeometry, refs: Sequence[np.ndarra
                      f"{cfg.min_candle_match} needed): wrong layout, or no card")
     h = best[1]
     r = _refine(photo, h, geom, refs[best[2]], coarse=False)
-    if r is not None:
+    if r is not None and not photo.excluded(project(r[0], card_corners_mm(geom))):
         # kept unless it fits the blank card worse (too few patches of a hidden card matched)
         s2, candles = _fit(photo.grey, r[0], geom, refs[best[2]], cfg)
         if s2 >= best[0] - cfg.fine_slack and candles >= cfg.min_candle_match:

@@ -25,6 +25,7 @@ the card's top-left corner; the pose's homography maps card mm to image px.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
@@ -56,6 +57,7 @@ from vision.sigil.bands import (
 )
 from vision.sigil.bookkeeping import settle, settle_circles, settle_empty, settle_lines
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
+from vision.sigil.edges import EdgeConfig
 from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference, print_mask
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of, shows_markers
@@ -183,6 +185,12 @@ class SigilConfig:
     cover_level: float = 0.5
     cover_min_mm: float = 3.0
     cover_island_mm2: float = 120.0
+    # another card lying over this one: its straight edge and the print missing beyond it
+    # (vision.sigil.edges); what it covers is hidden
+    edges: EdgeConfig = field(default_factory=EdgeConfig)
+    # a card found by its outline with nothing written on it: another card of the layout is
+    # looked for, and read instead when it holds writing (a blank card over the card in play)
+    second_card: bool = True
     # the card's bookkeeping (bookkeeping.py): each turn writes a number, crosses out a candle
     # showing it and draws one line. When the models' readings break the first count, the
     # cheapest readings that keep it (in the models' own probabilities, nats) are taken if they
@@ -991,10 +999,14 @@ def _reference(reference: np.ndarray | None, geom: CardGeometry, s: float) -> Re
 def _prepare(image: np.ndarray, layout: Any,
              reference: np.ndarray | Sequence[np.ndarray] | None, cfg: SigilConfig,
              others: Sequence[Any], hint: np.ndarray | None = None, *,
-             keep_cover_input: bool = False,
+             keep_cover_input: bool = False, exclude: np.ndarray | None = None,
+             over: np.ndarray | None = None,
              ) -> tuple[CardGeometry, Pose, CardMaps, list[str]]:
     """Steps 1-2 of the reader: the card's geometry, its pose, its maps, and notes (the
-    first note "no reference" when the layout's elements stand in for a blank card)."""
+    first note "no reference" when the layout's elements stand in for a blank card).
+    ``exclude``: the corners (px) of a card already read, another one is looked for
+    (:func:`vision.sigil.pose.find_pose`); ``over``: the corners (px) of a card lying over
+    the one found, what it covers hidden."""
     image = as_bgr(image)
     if min(image.shape[:2]) < 32:
         raise BadInput(f"image of {image.shape[1]}x{image.shape[0]} px is too small to hold "
@@ -1015,7 +1027,7 @@ def _prepare(image: np.ndarray, layout: Any,
     # a card read against printed designs only (blank cards without markers) has none
     markers = any(r.stand_in or shows_markers(r.grey, geom) for r in refs)
     pose, which, notes = find_pose(image, gray, geom, [r.grey for r in refs], cfg.pose,
-                                   other_ids, hint, markers)
+                                   other_ids, hint, markers, exclude)
     ref = refs[which]
     if ref.stand_in:
         notes.insert(0, NO_REFERENCE)
@@ -1025,6 +1037,15 @@ def _prepare(image: np.ndarray, layout: Any,
         raise BadInput(f"the card is too small in the image to read (shortest side "
                        f"{min(sides):.0f} px < {cfg.min_card_px:.0f} px)")
     rect, valid = _rectify(image, pose.homography, geom, s)
+    covered = None
+    if over is not None:
+        # the other card's corners on this one, in rectified px
+        inv = np.linalg.inv(pose.homography)
+        pts = cv2.perspectiveTransform(np.asarray(over, np.float64).reshape(-1, 1, 2), inv)
+        covered = np.zeros(valid.shape, np.uint8)
+        if np.all(np.isfinite(pts)) and np.abs(pts).max() < 1e5:
+            cv2.fillConvexPoly(covered, np.round(pts.reshape(-1, 2) * s).astype(np.int32), 1)
+        covered = covered.astype(bool)
     # how many rectified px one photo px spans (blur and misregistration scale with it)
     photo_ppm = photo_px_per_mm(pose.homography, geom)
     spread = int(np.clip(round(cfg.spread_photo_px * s / max(photo_ppm, 1e-3)), 1, 6))
@@ -1035,7 +1056,7 @@ def _prepare(image: np.ndarray, layout: Any,
                      cover=cover if cover is not None and cover.available() else None,
                      cover_level=cfg.cover_level, cover_min_mm=cfg.cover_min_mm,
                      cover_island_mm2=cfg.cover_island_mm2,
-                     keep_cover_input=keep_cover_input)
+                     keep_cover_input=keep_cover_input, edges=cfg.edges, also_hidden=covered)
     if maps.contrast < cfg.min_contrast:
         raise BadInput(f"the card is too blurred, dark or washed out to read (print contrast "
                        f"{maps.contrast:.2f} < {cfg.min_contrast})")
@@ -1081,6 +1102,39 @@ def read_sigil(image: np.ndarray, layout: Any,
     """
     cfg = config or SigilConfig()
     geom, pose, maps, notes = _prepare(image, layout, reference, cfg, others, hint)
+    reading = _read(geom, pose, maps, notes, cfg)
+    if not (cfg.second_card and pose.method == "outline" and _blank(reading)):
+        return reading
+    # Nothing written on the card found by its outline: a blank card of the same layout may
+    # lie over (or beside) the card in play, and fit the blank card better than it (it is
+    # wholly in view). Another card of the layout is looked for; when one is found with
+    # writing, it is read (what the blank card covers hidden: the blank card is on top when
+    # no edge crosses it), else the blank card stands.
+    on_top = not maps.edges
+    try:
+        geom2, pose2, maps2, notes2 = _prepare(image, layout, reference, cfg, others,
+                                               exclude=pose.corners,
+                                               over=pose.corners if on_top else None)
+    except BadInput:
+        return reading
+    other = _read(geom2, pose2, maps2, notes2, cfg)
+    if _blank(other):
+        return reading
+    note = (f"two cards of layout {geom.name!r} in view: the one with writing read, the blank "
+            f"one {'over it (what it covers is unknown)' if on_top else 'beside it'} left out")
+    return dataclasses.replace(other, notes=(*other.notes, note))
+
+
+def _blank(reading: SigilReading) -> bool:
+    """Nothing written read on the card: no line, no cross, no digit (elements unknown are
+    not writing)."""
+    st = reading.state
+    return not st.lines and not st.crossed and all(b is None for b in st.top)
+
+
+def _read(geom: CardGeometry, pose: Pose, maps: CardMaps, notes: list[str],
+          cfg: SigilConfig) -> SigilReading:
+    """Steps 3-7 of the reader: the card's elements from its maps."""
     unknown: list[str] = []
 
     # the learned models only know reference-subtracted maps: without a blank card (the
