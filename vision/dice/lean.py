@@ -32,11 +32,14 @@ import numpy as np
 
 from vision.readings import DiceReading, TablePlane
 
-__all__ = ["TableMemory", "camera_normals", "face_shape", "leans", "shape_normals",
+__all__ = ["TOLERANCE", "TableMemory", "camera_normals", "face_shape", "leans", "shape_normals",
            "table_normal", "view_shapes"]
 
 _CORNERS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _MAX_SIN = 0.999  # a face seen exactly edge-on has no shape to read
+# faces, or planes, within this many degrees of each other share a plane (the reader's
+# DiceConfig.lean_tolerance, and TableMemory's)
+TOLERANCE = 12.0
 
 
 def face_shape(quad: Sequence[Sequence[float]]) -> np.ndarray:
@@ -212,7 +215,7 @@ class TableMemory:
     >>> reading = memory.read(read_dice, frame)             # doctest: +SKIP
     """
 
-    def __init__(self, *, tolerance: float = 12.0, keep: int = 30, agree: int = 3) -> None:
+    def __init__(self, *, tolerance: float = TOLERANCE, keep: int = 30, agree: int = 3) -> None:
         if keep < agree or agree < 1:
             raise ValueError(f"TableMemory: keep ({keep}) must be at least agree ({agree}) >= 1")
         self.tolerance, self.keep, self.agree = tolerance, keep, agree
