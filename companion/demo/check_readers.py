@@ -63,8 +63,7 @@ def run(every: int = 1, loops: int = 1, reference: bool = True) -> dict[str, Any
                 continue
             processed += 1
             a = time.perf_counter()
-            dice = read_dice(frame.image, table=table.plane)
-            table.update(dice.table)
+            dice = table.read(read_dice, frame.image)
             b = time.perf_counter()
             outline: list[list[tuple[float, float]]] = []
             try:

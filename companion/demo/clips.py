@@ -380,13 +380,7 @@ def run_clip(script: Script, *, reader: str = "truth",
     memory = TableMemory()
     for i, fr in enumerate(frames):
         image, truth = render(fr, i)
-        if reader == "truth":
-            reading = truth
-        else:
-            table = memory.plane
-            reading = (read(image) if table is None  # type: ignore[misc]
-                       else read(image, table=table))
-            memory.update(reading.table)
+        reading = truth if reader == "truth" else memory.read(read, image)  # type: ignore[arg-type]
         readings.append(reading)
         for event in tracker.update(reading, fr.t, hand=reading.hand):
             sig = signature_of(event)

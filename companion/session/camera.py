@@ -140,11 +140,8 @@ class Processor:
         if card is not None and self.read_sigil is not None and self.load_layout is not None:
             readings["sigil"] = self._read_card(image, overlay, card, t, events, outlines)
         if self.read_dice is not None:
-            table = None if self._table is None else self._table.plane
-            reading = (self.read_dice(image) if table is None
-                       else self.read_dice(image, table=table))
-            if self._table is not None:
-                self._table.update(getattr(reading, "table", None))
+            reading = (self.read_dice(image) if self._table is None
+                       else self._table.read(self.read_dice, image))
             area = roll_area_polygon(self.hub.roll_area(), image.shape[1], image.shape[0])
             # a sigil card's printed candles and markers are not dice; dice outside the roll
             # area (HP dice on the machine's part cards) are seen but not part of any roll

@@ -377,11 +377,12 @@ class DiceTracker:
         # a die settled on another face than the detection's is the less likely one, so it
         # does not follow the moving die away (a die turned in place, with no moving die
         # near, still takes its detection: nudged).
-        moving = {di for *_, ti, di in pairs
-                  if not self._tracks[ti].missed and self._settled(self._tracks[ti]) is None}
+        settled = [self._settled(tr) is not None for tr in self._tracks]  # once a track
+        moving = {di for *_, ti, di in pairs if not settled[ti] and not self._tracks[ti].missed}
         for p in pairs:
-            tr, det = self._tracks[p[5]], detections[p[6]]
-            if (p[6] in moving and tr.reported is not None and self._settled(tr) is not None
+            *_, ti, di = p
+            tr, det = self._tracks[ti], detections[di]
+            if (di in moving and settled[ti] and tr.reported is not None
                     and (det.value, det.state) != (tr.reported.value, tr.reported.state)):
                 p[0] += cfg.face_penalty
         # Ties broken by positions, never by list order: permuting the reader's list of dice

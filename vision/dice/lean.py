@@ -26,17 +26,20 @@ camera; angles in degrees.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from vision.readings import TablePlane
+from vision.readings import DiceReading, TablePlane
 
-__all__ = ["TableMemory", "camera_normals", "face_shape", "leans", "shape_normals",
+__all__ = ["TOLERANCE", "TableMemory", "camera_normals", "face_shape", "leans", "shape_normals",
            "table_normal", "view_shapes"]
 
 _CORNERS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _MAX_SIN = 0.999  # a face seen exactly edge-on has no shape to read
+# faces, or planes, within this many degrees of each other share a plane (the reader's
+# DiceConfig.lean_tolerance, and TableMemory's)
+TOLERANCE = 12.0
 
 
 def face_shape(quad: Sequence[Sequence[float]]) -> np.ndarray:
@@ -209,16 +212,24 @@ class TableMemory:
     most.
 
     >>> memory = TableMemory()
-    >>> reading = read_dice(frame, table=memory.plane)      # doctest: +SKIP
-    >>> memory.update(reading.table)                         # doctest: +SKIP
+    >>> reading = memory.read(read_dice, frame)             # doctest: +SKIP
     """
 
-    def __init__(self, *, tolerance: float = 12.0, keep: int = 30, agree: int = 3) -> None:
+    def __init__(self, *, tolerance: float = TOLERANCE, keep: int = 30, agree: int = 3) -> None:
         if keep < agree or agree < 1:
             raise ValueError(f"TableMemory: keep ({keep}) must be at least agree ({agree}) >= 1")
         self.tolerance, self.keep, self.agree = tolerance, keep, agree
         self._planes: list[TablePlane] = []
         self.plane: TablePlane | None = None
+
+    def read(self, read_dice: Callable[..., DiceReading], image: np.ndarray) -> DiceReading:
+        """``read_dice(image)``, given the memory's plane as ``table`` when it has one (a
+        reader whose readings never show a plane is called with the image alone), and the
+        plane its reading shows remembered."""
+        reading = (read_dice(image) if self.plane is None
+                   else read_dice(image, table=self.plane))
+        self.update(getattr(reading, "table", None))
+        return reading
 
     def update(self, plane: TablePlane | None) -> TablePlane | None:
         """Remember ``plane`` (None: the frame showed none, nothing changes); a plane of

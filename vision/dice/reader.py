@@ -39,7 +39,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.dice.lean import leans, view_shapes
+from vision.dice.lean import TOLERANCE, leans, view_shapes
 from vision.imageio import as_bgr
 from vision.onnxmodel import int8_exact, onnx_session
 from vision.readings import DiceReading, Die, TablePlane
@@ -321,7 +321,7 @@ class DiceConfig:
     neutral_saturation: float = 85.0
     lean_degrees: float = 25.0
     lean_table_degrees: float = 35.0
-    lean_tolerance: float = 12.0
+    lean_tolerance: float = TOLERANCE
     lean_support: int = 3
     lean_focals: tuple[float, ...] = (0.0, 2.0, 1.2, 0.8, 0.55)
     lean_views: int = 2

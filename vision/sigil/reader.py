@@ -58,7 +58,7 @@ from vision.sigil.bands import (
 from vision.sigil.bookkeeping import settle, settle_circles, settle_empty, settle_lines
 from vision.sigil.cover import COVER_MODEL_PATH, CoverModel
 from vision.sigil.edges import EdgeConfig
-from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm
+from vision.sigil.geometry import CardGeometry, card_geometry, photo_px_per_mm, project
 from vision.sigil.ink import CardMaps, Reference, card_maps, prepare_reference, print_mask
 from vision.sigil.pose import Pose, PoseConfig, find_pose, marker_ids_of, shows_markers
 from vision.sigil.pose import rectify as _rectify
@@ -1040,11 +1040,10 @@ def _prepare(image: np.ndarray, layout: Any,
     covered = None
     if over is not None:
         # the other card's corners on this one, in rectified px
-        inv = np.linalg.inv(pose.homography)
-        pts = cv2.perspectiveTransform(np.asarray(over, np.float64).reshape(-1, 1, 2), inv)
+        pts = project(np.linalg.inv(pose.homography), np.asarray(over, np.float64))
         covered = np.zeros(valid.shape, np.uint8)
         if np.all(np.isfinite(pts)) and np.abs(pts).max() < 1e5:
-            cv2.fillConvexPoly(covered, np.round(pts.reshape(-1, 2) * s).astype(np.int32), 1)
+            cv2.fillConvexPoly(covered, np.round(pts * s).astype(np.int32), 1)
         covered = covered.astype(bool)
     # how many rectified px one photo px spans (blur and misregistration scale with it)
     photo_ppm = photo_px_per_mm(pose.homography, geom)
