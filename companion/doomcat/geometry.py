@@ -566,9 +566,9 @@ class Drawing:
                     bounded.append((tuple(cycle), area, poly))
                 elif area < -1e-9:  # the outer boundary of a piece holding an enclosure
                     outlines.append((tuple(cycle), -area, poly))
-        holes: list[list[tuple[tuple[Any, ...], list[tuple[float, float]]]]] = [
+        holes: list[list[tuple[tuple[Any, ...], float, list[tuple[float, float]]]]] = [
             [] for _ in bounded]
-        for cycle, _, poly in outlines:
+        for cycle, hole_area, poly in outlines:
             # the smallest face of another piece around this piece holds it; the pieces never
             # touch, so any vertex of the piece is strictly inside or outside a face's outline
             point = self._xy(cycle[0])
@@ -576,16 +576,16 @@ class Drawing:
                       if piece[fc[0]] != piece[cycle[0]]
                       and _inside(fp, point, lambda fc=fc: [self._xy(w) for w in fc])]
             if around:
-                holes[min(around, key=lambda k: bounded[k][1])].append((cycle, poly))
+                holes[min(around, key=lambda k: bounded[k][1])].append((cycle, hole_area, poly))
         table = []
         for (cycle, area, poly), inner in zip(bounded, holes, strict=True):
-            cut = [(abs(polygon_area(h)), _centroid(h, polygon_area(h))) for _, h in inner]
+            cut = [(a, _centroid(h, -a)) for _, a, h in inner]   # (-a: its walk's signed area)
             net = area - sum(a for a, _ in cut)
             ox, oy = _centroid(poly, area)
             centroid = ((area * ox - sum(a * c[0] for a, c in cut)) / net,
                         (area * oy - sum(a * c[1] for a, c in cut)) / net)
-            table.append(_Face(cycle, net, area, tuple(tuple(h) for _, h in inner), centroid,
-                               tuple(c for c, _ in inner)))
+            table.append(_Face(cycle, net, area, tuple(tuple(h) for _, _, h in inner), centroid,
+                               tuple(c for c, _, _ in inner)))
         table.sort(key=lambda f: (f.centroid[1], f.centroid[0]))
         return tuple(table)
 

@@ -1184,12 +1184,7 @@ def _draw_varied_hand(frame: np.ndarray, rng: np.random.Generator, scale: float)
     alpha = cv2.GaussianBlur(drawn, (0, 0), max(0.6, scale * 0.03))
     hand = cv2.GaussianBlur(hand, (0, 0), max(0.6, scale * 0.03))
     if rng.random() < 0.3:  # the hand moving
-        k = int(rng.integers(5, max(6, min(26, int(scale * 0.6)))))
-        kern = np.zeros((k, k), np.float32)
-        kern[k // 2, :] = 1.0 / k
-        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
-        kern = cv2.warpAffine(kern, m, (k, k))
-        kern /= max(float(kern.sum()), 1e-6)
+        kern = _motion_kernel(rng, int(rng.integers(5, max(6, min(26, int(scale * 0.6))))))
         premul = cv2.filter2D(colour * alpha[..., None], -1, kern)
         alpha = cv2.filter2D(alpha, -1, kern)
         hand = cv2.filter2D(hand, -1, kern)
@@ -2040,6 +2035,17 @@ def _mark_covered(mask: np.ndarray, labels: list[dict[str, Any]]) -> list[dict[s
     return kept
 
 
+def _motion_kernel(rng: np.random.Generator, k: int) -> np.ndarray:
+    """A ``k`` x ``k`` motion-blur kernel: a line across its middle at a random angle, summing
+    to 1."""
+    kern = np.zeros((k, k), np.float32)
+    kern[k // 2, :] = 1.0 / k
+    m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
+    kern = cv2.warpAffine(kern, m, (k, k))
+    kern /= max(float(kern.sum()), 1e-6)
+    return kern
+
+
 def _degrade(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     h, w = frame.shape[:2]
     img = frame.astype(np.float32)
@@ -2054,13 +2060,7 @@ def _degrade(frame: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.5:
         img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.4))
     if rng.random() < 0.15:  # motion blur
-        k = int(rng.integers(3, 8))
-        kern = np.zeros((k, k), np.float32)
-        kern[k // 2, :] = 1.0 / k
-        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
-        kern = cv2.warpAffine(kern, m, (k, k))
-        kern /= max(kern.sum(), 1e-6)
-        img = cv2.filter2D(img, -1, kern)
+        img = cv2.filter2D(img, -1, _motion_kernel(rng, int(rng.integers(3, 8))))
     img += rng.normal(0, rng.uniform(0.5, 7.0), img.shape).astype(np.float32)
     out = np.clip(img, 0, 255).astype(np.uint8)
     if rng.random() < 0.6:

@@ -799,6 +799,25 @@ def _light_field(rng: np.random.Generator, strength: float) -> np.ndarray:
     return 1.0 + strength * (0.25 * field_ + 0.6 * grad)
 
 
+def _lay(frame: np.ndarray, image: np.ndarray, alpha: np.ndarray, to_px: np.ndarray,
+         ratio: float, shadow_sigma: float, shadow_shift: tuple[int, int],
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Lay a card's ``image`` (``alpha``: its 0-255 mask) on ``frame`` (float) through the
+    homography ``to_px``, pre-filtered against aliasing when ``ratio`` (card px per frame px)
+    is over 1.2, over its thin shadow on what lies below (blurred by ``shadow_sigma``, shifted
+    by ``shadow_shift`` rows and columns). Returns the frame and the card's mask in the frame
+    (0-1)."""
+    if ratio > 1.2:
+        image = cv2.GaussianBlur(image, (0, 0), 0.42 * ratio)
+    warped = cv2.warpPerspective(image, to_px, (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
+    walpha = cv2.warpPerspective(alpha.astype(np.float32) / 255.0, to_px, (FRAME_W, FRAME_H),
+                                 flags=cv2.INTER_LINEAR)
+    drop = np.roll(cv2.GaussianBlur(walpha, (0, 0), shadow_sigma), shadow_shift, (0, 1))
+    frame *= (1 - 0.45 * drop * (1 - walpha))[..., None]
+    a3 = walpha[..., None]
+    return frame * (1 - a3) + warped.astype(np.float32) * a3, walpha
+
+
 def photograph(card: CardImage, rng: np.random.Generator,
                conditions: PhotoConditions | None = None) -> tuple[np.ndarray, PhotoInfo]:
     """Photograph a rectified card on a table.
@@ -831,20 +850,10 @@ def photograph(card: CardImage, rng: np.random.Generator,
     # Pre-filter the card against aliasing when it is reduced.
     frame_ppm = math.sqrt(cv2.contourArea(quad.astype(np.float32)) / (w * h))
     ratio = ppm / max(frame_ppm, 1e-6)
-    src = card.image
-    alpha = card.alpha.astype(np.float32) / 255.0
-    if ratio > 1.2:
-        sigma = 0.42 * ratio
-        src = cv2.GaussianBlur(src, (0, 0), sigma)
-    warped = cv2.warpPerspective(src, to_px, (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
-    walpha = cv2.warpPerspective(alpha, to_px, (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
-
-    # The card's own thin shadow on the table.
-    drop = cv2.GaussianBlur(walpha, (0, 0), 3.0 + 0.01 * frame_ppm * 20)
-    drop = np.roll(drop, (int(rng.integers(1, 5)), int(rng.integers(-3, 4))), (0, 1))
-    frame *= (1 - 0.45 * drop * (1 - walpha))[..., None]
-    a3 = walpha[..., None]
-    frame = frame * (1 - a3) + warped.astype(np.float32) * a3
+    # The card, with its own thin shadow on the table.
+    frame, walpha = _lay(frame, card.image, card.alpha, to_px, ratio,
+                         3.0 + 0.01 * frame_ppm * 20,
+                         (int(rng.integers(1, 5)), int(rng.integers(-3, 4))))
 
     # Another card lying over this one (no random draws: the seed's other draws stay as they are).
     over = np.zeros((FRAME_H, FRAME_W), np.float32)
@@ -853,16 +862,8 @@ def photograph(card: CardImage, rng: np.random.Generator,
         shift = c.second_card[0] * (quad[1] - quad[0]) + c.second_card[1] * (quad[3] - quad[0])
         hom2 = cv2.getPerspectiveTransform(src_mm, (quad + shift).astype(np.float32))
         to_px2 = hom2 @ np.diag([1 / ppm, 1 / ppm, 1.0])
-        face_img = np.asarray(face.image)
-        if ratio > 1.2:
-            face_img = cv2.GaussianBlur(face_img, (0, 0), 0.42 * ratio)
-        warped2 = cv2.warpPerspective(face_img, to_px2, (FRAME_W, FRAME_H),
-                                      flags=cv2.INTER_LINEAR).astype(np.float32)
-        over = cv2.warpPerspective(np.asarray(face.alpha, np.float32) / 255.0, to_px2,
-                                   (FRAME_W, FRAME_H), flags=cv2.INTER_LINEAR)
-        drop2 = np.roll(cv2.GaussianBlur(over, (0, 0), 3.0 + 0.2 * frame_ppm), (3, 1), (0, 1))
-        frame *= (1 - 0.45 * drop2 * (1 - over))[..., None]
-        frame = frame * (1 - over[..., None]) + warped2 * over[..., None]
+        frame, over = _lay(frame, np.asarray(face.image), np.asarray(face.alpha), to_px2, ratio,
+                           3.0 + 0.2 * frame_ppm, (3, 1))
         walpha = np.maximum(walpha, over)
 
     # Glare: a soft elongated specular blob on the laminate (screen blend).
